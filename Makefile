@@ -1,0 +1,134 @@
+# ringfence: plain make. `make V=1` shows full commands.
+# Targets: all (default), deps, demo, check, check-unit, check-san,
+#          check-integration, bench, format, format-check, clean.
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wsign-compare \
+           -Wformat=2 -Wno-format-nonliteral -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-strict-aliasing -fstack-protector-strong \
+           -Iinclude -Iipc -Ipolicy -MMD -MP \
+           -DRF_PLUGIN_DIR=\"$(abspath $(BUILD))/plugins\" \
+           -DRF_WORKER_PATH=\"$(abspath $(BUILD))/ringfence-worker\"
+LDFLAGS ?=
+PIE     := -fPIE
+SAN     ?=
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c policy/policy.c
+BROKER_SRC := $(wildcard broker/*.c)
+WORKER_SRC := $(wildcard worker/*.c)
+CTL_SRC    := tools/ringfencectl.c
+PLUGINS    := passthrough memfs hello
+TEST_PLUGINS := $(patsubst tests/plugins/%.c,%,$(wildcard tests/plugins/*.c))
+UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/check_*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+pobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+
+LIB        := $(BUILD)/libringfence.a
+BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencectl
+PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
+              $(patsubst %,$(BUILD)/tests/plugins/%.so,$(TEST_PLUGINS))
+UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS))
+
+URING_LIBS  := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
+EVENT_LIBS  := $(shell pkg-config --libs libevent_core 2>/dev/null || echo -levent_core)
+CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+.PHONY: all deps demo check check-unit check-san check-integration bench format format-check clean install
+
+all: $(BINS) $(PLUGIN_SOS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) $(PIE) -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(LIB): $(call obj,$(LIB_SRC))
+	$(call say,AR,$@)ar rcs $@ $^
+
+$(BUILD)/ringfenced: $(call obj,$(BROKER_SRC)) $(LIB)
+	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(EVENT_LIBS)
+
+$(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
+	$(call say,LD,$@)$(CC) -pie -rdynamic $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) -ldl -lpthread
+
+$(BUILD)/ringfencectl: $(call obj,$(CTL_SRC)) $(LIB)
+	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
+
+$(BUILD)/plugins/%.so: $(BUILD)/pic/plugins/%.o
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -o $@ $^ -lpthread
+
+$(BUILD)/tests/plugins/%.so: $(BUILD)/pic/tests/plugins/%.o
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -o $@ $^ -lpthread
+
+# Unit suites link the module under test; each lists what it needs.
+UNIT_DEPS_check_policy := $(LIB)
+UNIT_DEPS_check_ipc    := $(LIB)
+UNIT_DEPS_check_uapi   := $(LIB) $(BUILD)/obj/broker/init.o
+UNIT_DEPS_check_dispatch := $(LIB) $(filter-out $(BUILD)/obj/worker/main.o,$(call obj,$(WORKER_SRC)))
+
+$(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC))
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) -ldl -lpthread
+
+$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
+
+deps:
+	@./tools/install-deps.sh
+
+check-unit: $(UNIT_BINS) $(PLUGIN_SOS)
+	@./tests/run-unit.sh $(UNIT_BINS)
+
+check-san:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-san SAN=1 check-unit
+
+check-integration: all
+	@./tests/run-integration.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory check-san
+	$(Q)$(MAKE) --no-print-directory check-integration
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	@./tools/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	@./bench/run.sh
+
+FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests -name '*.[ch]' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_SRC)
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "format ok"
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* The privileged broker: one process, one event loop, one tenant per mount. */
+#ifndef RINGFENCE_BROKER_H
+#define RINGFENCE_BROKER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "fuse_uapi.h"
+#include "policy.h"
+#include "pool.h"
+
+struct event;
+struct event_base;
+struct io_uring_params;
+
+/* What INIT settled for a connection. */
+struct rf_conn_params {
+	uint32_t minor;
+	uint32_t max_write;
+	uint32_t max_pages;
+	uint32_t payload_size; /* per entry: max(8192, max_write, max_pages * page) */
+	uint64_t flags; /* negotiated INIT flags, flags2 in the high half */
+	int transport; /* enum rf_transport_kind */
+	char why[160]; /* how the transport was chosen, for the log */
+};
+
+enum rf_tenant_state {
+	RF_TENANT_STOPPED = 0,
+	RF_TENANT_STARTING,
+	RF_TENANT_RUNNING,
+	RF_TENANT_FAILED,
+};
+
+struct rf_tenant {
+	struct rf_broker *b;
+	struct rf_mount_policy pol;
+	unsigned int index; /* picks the pool's fixed address */
+	enum rf_tenant_state state;
+	char fail_reason[256];
+	uid_t uid;
+	gid_t gid;
+	int fuse_fd;
+	bool mounted;
+	uint32_t conn_id; /* /sys/fs/fuse/connections/<conn_id> */
+	struct rf_conn_params conn;
+	int pool_fd;
+	void *pool;
+	struct rf_pool_geom geom;
+	pid_t worker_pid;
+	int ipc_fd;
+	struct event *ipc_ev;
+	bool hello_seen;
+	bool ready_seen;
+	time_t started;
+	bool stopping;
+};
+
+struct rf_broker {
+	struct event_base *base;
+	struct rf_policy *policy;
+	struct rf_tenant *tenants;
+	size_t ntenants;
+	uint32_t nqueues; /* possible CPUs */
+	int foreground;
+	char worker_path[PATH_MAX];
+	int ctl_fd;
+	struct event *ctl_ev;
+	bool stopping;
+};
+
+/* init.c: FUSE_INIT negotiation, pure. Returns 0 and fills @out (the reply
+ * body) and @cp, or -EPROTO (bad INIT) / -EOPNOTSUPP (transport = uring
+ * but the kernel offers no FUSE io-uring), with the reason in cp->why. */
+int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_policy *p,
+		      uint32_t max_pages_limit, struct fuse_init_out *out, struct rf_conn_params *cp);
+
+/* mount.c */
+int rf_tenant_mount(struct rf_tenant *t);
+void rf_tenant_unmount(struct rf_tenant *t);
+int rf_tenant_abort_conn(struct rf_tenant *t);
+uint32_t rf_possible_cpus(void);
+
+/* pool.c */
+int rf_pool_create(struct rf_tenant *t);
+void rf_pool_destroy(struct rf_tenant *t);
+
+/* ring.c: a fenced ring on @slot0_fd with the pool as fixed buffer 0.
+ * Returns the ring fd (the broker must close it as soon as the worker has
+ * inherited it) or -errno. */
+int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth,
+		   struct io_uring_params *params);
+
+/* spawn.c */
+int rf_worker_spawn(struct rf_tenant *t);
+void rf_worker_ipc_cb(int fd, short what, void *arg);
+void rf_worker_reaped(struct rf_tenant *t, int status);
+void rf_worker_stop(struct rf_tenant *t);
+
+/* control.c */
+int rf_control_open(struct rf_broker *b);
+void rf_control_close(struct rf_broker *b);
+/* The status text that `ringfencectl status` prints. */
+size_t rf_control_status(struct rf_broker *b, const char *only, char *buf, size_t len);
+
+const char *rf_tenant_state_name(enum rf_tenant_state s);
+const char *rf_transport_kind_name(int k);
+
+#endif /* RINGFENCE_BROKER_H */

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/* ringfenced: the privileged broker. One process, one libevent loop. */
+#include <errno.h>
+#include <event2/event.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringfenced [-f] [-d] -c POLICY\n"
+		"       ringfenced --check POLICY\n"
+		"\n"
+		"Run untrusted FUSE filesystem plugins, one sandboxed worker per mount,\n"
+		"as the deployment policy file POLICY describes.\n"
+		"\n"
+		"  -c, --config FILE   the deployment policy to serve\n"
+		"      --check FILE    validate FILE, print every error as FILE:LINE: ...,\n"
+		"                      and exit 0 (valid) or 1; touches nothing\n"
+		"  -f, --foreground    stay in the foreground and log to stderr\n"
+		"  -d, --debug         log debug messages too\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
+		"Status: ringfencectl status (through the policy's control_socket).\n");
+}
+
+static int check_policy(const char *path, struct rf_policy **out)
+{
+	static char err[16384];
+	struct rf_policy *p;
+	int r;
+
+	r = rf_policy_load(path, &p, err, sizeof(err));
+	if (r < 0) {
+		fputs(err, stderr);
+		return r;
+	}
+	if (out)
+		*out = p;
+	else
+		rf_policy_free(p);
+	return 0;
+}
+
+static int resolve_ids(struct rf_tenant *t)
+{
+	struct passwd *pw;
+	struct group *gr;
+
+	pw = getpwnam(t->pol.user);
+	if (!pw) {
+		log_warnx("%s: user '%s' (policy line %d) does not exist", t->pol.name, t->pol.user,
+			  t->pol.line);
+		return -ENOENT;
+	}
+	gr = getgrnam(t->pol.group);
+	if (!gr) {
+		log_warnx("%s: group '%s' does not exist", t->pol.name, t->pol.group);
+		return -ENOENT;
+	}
+	if (pw->pw_uid == 0 || gr->gr_gid == 0) {
+		log_warnx("%s: a worker never runs as root; choose another user/group",
+			  t->pol.name);
+		return -EPERM;
+	}
+	t->uid = pw->pw_uid;
+	t->gid = gr->gr_gid;
+	return 0;
+}
+
+static int tenant_start(struct rf_tenant *t)
+{
+	int r;
+
+	t->state = RF_TENANT_STARTING;
+	t->fail_reason[0] = '\0';
+	t->stopping = false;
+	r = resolve_ids(t);
+	if (r < 0)
+		goto fail;
+	r = rf_tenant_mount(t);
+	if (r < 0)
+		goto fail;
+	r = rf_pool_create(t);
+	if (r < 0)
+		goto unmount;
+	r = rf_worker_spawn(t);
+	if (r < 0)
+		goto pool;
+	return 0;
+pool:
+	rf_pool_destroy(t);
+unmount:
+	rf_tenant_unmount(t);
+fail:
+	t->state = RF_TENANT_FAILED;
+	if (!t->fail_reason[0])
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "start-up failed: %s",
+			 t->conn.why[0] && r == -EOPNOTSUPP ? t->conn.why : strerror(-r));
+	return r;
+}
+
+static void tenant_stop(struct rf_tenant *t)
+{
+	rf_worker_stop(t);
+	rf_tenant_unmount(t);
+	rf_pool_destroy(t);
+	if (t->state != RF_TENANT_FAILED)
+		t->state = RF_TENANT_STOPPED;
+}
+
+static void on_stop(int sig, short what, void *arg)
+{
+	struct rf_broker *b = arg;
+
+	(void)what;
+	log_info("signal %d (%s): unmounting and exiting", sig, strsignal(sig));
+	b->stopping = true;
+	event_base_loopbreak(b->base);
+}
+
+static void on_sigchld(int sig, short what, void *arg)
+{
+	struct rf_broker *b = arg;
+	int status;
+	pid_t pid;
+	size_t i;
+
+	(void)sig;
+	(void)what;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (i = 0; i < b->ntenants; i++)
+			if (b->tenants[i].worker_pid == pid) {
+				rf_worker_reaped(&b->tenants[i], status);
+				break;
+			}
+	}
+}
+
+static void on_sighup(int sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	(void)arg;
+	log_warnx("SIGHUP: reloading the policy is not supported yet; nothing changed");
+}
+
+static void find_worker(struct rf_broker *b)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		fatal("readlink /proc/self/exe");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		fatalx("odd /proc/self/exe: %s", self);
+	*slash = '\0';
+	if (strlen(self) + sizeof("/ringfence-worker") > sizeof(b->worker_path))
+		fatalx("path too long: %s", self);
+	strcpy(b->worker_path, self);
+	strcat(b->worker_path, "/ringfence-worker");
+	if (access(b->worker_path, X_OK) < 0)
+		fatal("worker %s", b->worker_path);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", required_argument, NULL, 'C' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rf_broker b = { .ctl_fd = -1 };
+	struct event *ev_term, *ev_int, *ev_chld, *ev_hup;
+	const char *config = NULL;
+	int c, debug = 0, started = 0;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "c:fdh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'C':
+			if (check_policy(optarg, NULL) < 0)
+				return 1;
+			printf("%s: ok\n", optarg);
+			return 0;
+		case 'f':
+			b.foreground = 1;
+			break;
+		case 'd':
+			debug = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!config || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (check_policy(config, &b.policy) < 0)
+		return 1;
+	log_init("ringfenced", b.foreground, debug ? RF_LOG_DEBUG : RF_LOG_INFO);
+	if (geteuid() != 0)
+		fatalx("ringfenced must run as root (it mounts and builds rings)");
+	find_worker(&b);
+	b.nqueues = rf_possible_cpus();
+	if (!b.foreground && daemon(0, 0) < 0)
+		fatal("daemon");
+	signal(SIGPIPE, SIG_IGN);
+
+	b.base = event_base_new();
+	if (!b.base)
+		fatalx("event_base_new");
+	ev_term = evsignal_new(b.base, SIGTERM, on_stop, &b);
+	ev_int = evsignal_new(b.base, SIGINT, on_stop, &b);
+	ev_chld = evsignal_new(b.base, SIGCHLD, on_sigchld, &b);
+	ev_hup = evsignal_new(b.base, SIGHUP, on_sighup, &b);
+	if (!ev_term || !ev_int || !ev_chld || !ev_hup || evsignal_add(ev_term, NULL) ||
+	    evsignal_add(ev_int, NULL) || evsignal_add(ev_chld, NULL) || evsignal_add(ev_hup, NULL))
+		fatalx("cannot install signal events");
+	if (rf_control_open(&b) < 0)
+		fatalx("cannot open the control socket %s", b.policy->control_socket);
+
+	b.ntenants = b.policy->nmounts;
+	b.tenants = calloc(b.ntenants, sizeof(*b.tenants));
+	if (!b.tenants)
+		fatal("calloc");
+	log_info("policy %s: %zu mount%s, %u queue%s per mount", config, b.ntenants,
+		 b.ntenants == 1 ? "" : "s", b.nqueues, b.nqueues == 1 ? "" : "s");
+	for (i = 0; i < b.ntenants; i++) {
+		struct rf_tenant *t = &b.tenants[i];
+
+		t->b = &b;
+		t->pol = b.policy->mounts[i];
+		t->index = (unsigned int)i;
+		t->fuse_fd = t->pool_fd = t->ipc_fd = -1;
+		if (tenant_start(t) == 0)
+			started++;
+		else
+			log_warnx("%s: not started: %s", t->pol.name, t->fail_reason);
+	}
+	if (!started) {
+		log_warnx("no mount could be started; exiting");
+		rf_control_close(&b);
+		return 1;
+	}
+
+	event_base_dispatch(b.base);
+
+	for (i = 0; i < b.ntenants; i++)
+		tenant_stop(&b.tenants[i]);
+	rf_control_close(&b);
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_chld);
+	event_free(ev_hup);
+	event_base_free(b.base);
+	free(b.tenants);
+	rf_policy_free(b.policy);
+	log_info("stopped");
+	return 0;
+}

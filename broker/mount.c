@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/* Mount, FUSE_INIT, abort and unmount: the broker's part of the kernel protocol. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+
+#define RF_INIT_TIMEOUT_MS 10000
+
+uint32_t rf_possible_cpus(void)
+{
+	char buf[256];
+	uint32_t n = 0;
+	char *p;
+	int fd;
+	ssize_t len;
+
+	/* The kernel makes one FUSE queue per *possible* CPU. */
+	fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fatal("open /sys/devices/system/cpu/possible");
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		fatalx("cannot read /sys/devices/system/cpu/possible");
+	buf[len] = '\0';
+	for (p = buf; *p && *p != '\n';) {
+		unsigned long a = strtoul(p, &p, 10), b = a;
+
+		if (*p == '-')
+			b = strtoul(p + 1, &p, 10);
+		if (b < a || b > 65535)
+			fatalx("bad /sys/devices/system/cpu/possible: %s", buf);
+		n += (uint32_t)(b - a + 1);
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			fatalx("bad /sys/devices/system/cpu/possible: %s", buf);
+	}
+	if (n == 0)
+		fatalx("no possible CPUs?");
+	return n;
+}
+
+static uint32_t read_max_pages_limit(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/sys/fs/fuse/max_pages_limit", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 256; /* the kernel's default before the sysctl existed */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 256;
+	buf[n] = '\0';
+	return (uint32_t)strtoul(buf, NULL, 10);
+}
+
+/* Read and answer FUSE_INIT on the fresh connection. */
+static int answer_init(struct rf_tenant *t)
+{
+	struct {
+		struct fuse_out_header h;
+		struct fuse_init_out o;
+	} reply;
+	union {
+		struct fuse_in_header h;
+		char buf[FUSE_MIN_READ_BUFFER * 2];
+	} req;
+	struct pollfd pfd = { .fd = t->fuse_fd, .events = POLLIN };
+	const struct fuse_init_in *in;
+	ssize_t n;
+	int r;
+
+	r = poll(&pfd, 1, RF_INIT_TIMEOUT_MS);
+	if (r <= 0) {
+		log_warnx("%s: no FUSE_INIT from the kernel within %d ms", t->pol.name,
+			  RF_INIT_TIMEOUT_MS);
+		return r < 0 ? -errno : -ETIMEDOUT;
+	}
+	n = read(t->fuse_fd, &req, sizeof(req));
+	if (n < 0) {
+		r = -errno;
+		log_warn("%s: read FUSE_INIT", t->pol.name);
+		return r;
+	}
+	if ((size_t)n < sizeof(req.h) + 16 || req.h.len != n ||
+	    req.h.opcode != FUSE_INIT) {
+		log_warnx("%s: expected FUSE_INIT, got opcode %u len %zd", t->pol.name,
+			  req.h.opcode, n);
+		return -EPROTO;
+	}
+	/* Older kernels send the 16-byte INIT; pad what is missing with zeros. */
+	{
+		static struct fuse_init_in full;
+
+		memset(&full, 0, sizeof(full));
+		memcpy(&full, req.buf + sizeof(req.h),
+		       (size_t)n - sizeof(req.h) < sizeof(full) ? (size_t)n - sizeof(req.h)
+								: sizeof(full));
+		in = &full;
+	}
+	r = rf_init_negotiate(in, &t->pol, read_max_pages_limit(), &reply.o, &t->conn);
+	if (r == -EPROTO) {
+		log_warnx("%s: %s", t->pol.name, t->conn.why);
+		return r;
+	}
+	if (r < 0) {
+		/* Refuse: the kernel then fails the mount's requests. */
+		struct fuse_out_header eh = { sizeof(eh), -EPROTO, req.h.unique };
+
+		log_warnx("%s: %s", t->pol.name, t->conn.why);
+		if (write(t->fuse_fd, &eh, sizeof(eh)) < 0)
+			log_warn("%s: write INIT error", t->pol.name);
+		return r;
+	}
+	reply.h.len = sizeof(reply);
+	reply.h.error = 0;
+	reply.h.unique = req.h.unique;
+	if (write(t->fuse_fd, &reply, sizeof(reply)) != (ssize_t)sizeof(reply)) {
+		r = -errno;
+		log_warn("%s: write FUSE_INIT reply", t->pol.name);
+		return r;
+	}
+	log_info("%s: FUSE 7.%u (kernel 7.%u), max_write %u, max_pages %u, %s", t->pol.name,
+		 t->conn.minor, in->minor, t->conn.max_write, t->conn.max_pages, t->conn.why);
+	return 0;
+}
+
+/*
+ * The connection's id under /sys/fs/fuse/connections is the superblock's
+ * device number as the kernel encodes it (major << 20 | minor); mountinfo
+ * gives it without a FUSE request. The last matching line is the newest
+ * mount on that path.
+ */
+static int mount_conn_id(const char *mountpoint, uint32_t *id)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int found = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int maj, mnr;
+		char mp[2048];
+
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &maj, &mnr, mp) != 3)
+			continue;
+		if (strcmp(mp, mountpoint) == 0 && strstr(line, " - fuse.ringfence ")) {
+			*id = (maj << 20) | mnr;
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The abort knobs live in fusectl; mount it where the host has not. */
+static void ensure_fusectl(void)
+{
+	struct stat st;
+
+	if (stat("/sys/fs/fuse/connections", &st) < 0)
+		return;
+	if (access("/sys/fs/fuse/connections/.", F_OK) == 0) {
+		struct statfs sf;
+
+		if (statfs("/sys/fs/fuse/connections", &sf) == 0 && sf.f_type == 0x65735543)
+			return; /* FUSECTL_SUPER_MAGIC */
+	}
+	if (mount("fusectl", "/sys/fs/fuse/connections", "fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		log_warn("mount fusectl on /sys/fs/fuse/connections");
+	else
+		log_info("mounted fusectl on /sys/fs/fuse/connections (to abort dead connections)");
+}
+
+int rf_tenant_mount(struct rf_tenant *t)
+{
+	char opts[256];
+	struct stat st;
+	unsigned long flags = MS_NOSUID | MS_NODEV;
+	int r;
+
+	if (stat(t->pol.mountpoint, &st) < 0) {
+		r = -errno;
+		log_warn("%s: mountpoint %s", t->pol.name, t->pol.mountpoint);
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_warnx("%s: mountpoint %s is not a directory", t->pol.name, t->pol.mountpoint);
+		return -ENOTDIR;
+	}
+	/* O_NONBLOCK: the worker's ring READ on this file must get -EAGAIN
+	 * and arm poll rather than block a thread inside the kernel. */
+	ensure_fusectl();
+	t->fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (t->fuse_fd < 0) {
+		r = -errno;
+		log_warn("%s: open /dev/fuse", t->pol.name);
+		return r;
+	}
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=0,group_id=0%s%s", t->fuse_fd,
+		 S_IFDIR, t->pol.default_permissions ? ",default_permissions" : "",
+		 t->pol.allow_other ? ",allow_other" : "");
+	if (t->pol.read_only)
+		flags |= MS_RDONLY;
+	{
+		char source[128];
+
+		snprintf(source, sizeof(source), "ringfence:%s", t->pol.name);
+		if (mount(source, t->pol.mountpoint, "fuse.ringfence", flags, opts) < 0) {
+			r = -errno;
+			log_warn("%s: mount %s", t->pol.name, t->pol.mountpoint);
+			goto close_fd;
+		}
+	}
+	t->mounted = true;
+	/* Never stat the mountpoint here: that would be a FUSE request on a
+	 * connection whose INIT nobody has answered yet. */
+	r = mount_conn_id(t->pol.mountpoint, &t->conn_id);
+	if (r < 0)
+		log_warnx("%s: cannot find the new mount in /proc/self/mountinfo; "
+			  "a dead worker cannot be aborted early", t->pol.name);
+	r = answer_init(t);
+	if (r < 0)
+		goto unmount;
+	return 0;
+unmount:
+	rf_tenant_abort_conn(t);
+	umount2(t->pol.mountpoint, MNT_DETACH);
+	t->mounted = false;
+close_fd:
+	close(t->fuse_fd);
+	t->fuse_fd = -1;
+	return r;
+}
+
+int rf_tenant_abort_conn(struct rf_tenant *t)
+{
+	char path[128];
+	int fd, r = 0;
+
+	if (!t->conn_id)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", t->conn_id);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) != 1)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+void rf_tenant_unmount(struct rf_tenant *t)
+{
+	if (t->mounted) {
+		/* umount2, not umount(8): that one stats the mountpoint first and
+		 * would wait on a connection nobody serves. */
+		if (umount2(t->pol.mountpoint, 0) < 0) {
+			if (errno == EBUSY)
+				log_info("%s: %s busy, detaching lazily", t->pol.name,
+					 t->pol.mountpoint);
+			else
+				log_warn("%s: umount %s", t->pol.name, t->pol.mountpoint);
+			rf_tenant_abort_conn(t);
+			if (umount2(t->pol.mountpoint, MNT_DETACH) < 0 && errno != EINVAL)
+				log_warn("%s: umount -l %s", t->pol.name, t->pol.mountpoint);
+		}
+		t->mounted = false;
+	}
+	if (t->fuse_fd >= 0) {
+		close(t->fuse_fd);
+		t->fuse_fd = -1;
+	}
+}

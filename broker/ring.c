@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fenced rings. The broker creates each ring disabled, registers the FUSE
+ * device as fixed file 0 and the pool as fixed buffer 0, arms restrictions,
+ * and hands the ring to the worker by inheritance. The restrictions take
+ * effect when the worker enables the ring; from then on the ring accepts
+ * only what is listed here.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+#include "uring_uapi.h"
+
+/* Every operation the worker needs, and why:
+ *  URING_CMD    FUSE REGISTER and COMMIT_AND_FETCH on fixed file 0
+ *  READ, WRITE  the /dev/fuse queue (FORGET, INTERRUPT, classic transport)
+ *               and the worker's wake-up eventfd
+ *  READ_FIXED, WRITE_FIXED  file data between backing files and the pool */
+static const uint8_t allowed_ops[] = {
+	IORING_OP_URING_CMD, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_READ_FIXED,
+	IORING_OP_WRITE_FIXED,
+};
+
+/* The only register call a worker makes after enabling: installing its own
+ * eventfd and backing files into the data slots. */
+static const uint8_t allowed_register_ops[] = {
+	IORING_REGISTER_FILES_UPDATE,
+};
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth,
+		   struct io_uring_params *params)
+{
+	struct io_uring_restriction res[16];
+	struct iovec iov = { .iov_base = pool, .iov_len = pool_size };
+	uint32_t nfiles = RF_FILE_SLOT_DATA + depth + 1, i, nres = 0;
+	int *files;
+	int fd, r;
+
+	memset(params, 0, sizeof(*params));
+	params->flags = IORING_SETUP_SQE128 | IORING_SETUP_R_DISABLED | IORING_SETUP_SINGLE_ISSUER |
+			IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_CQSIZE;
+	/* entries: one per FUSE entry, one data op per entry, the wake-up
+	 * read and the /dev/fuse reader */
+	params->cq_entries = pow2_at_least(2 * (2 * depth + 4));
+	fd = rf_io_uring_setup(pow2_at_least(2 * depth + 4), params);
+	if (fd < 0)
+		return fd;
+
+	files = calloc(nfiles, sizeof(*files));
+	if (!files) {
+		r = -ENOMEM;
+		goto close_ring;
+	}
+	for (i = 0; i < nfiles; i++)
+		files[i] = -1;
+	files[RF_FILE_SLOT_FUSE] = slot0_fd;
+	r = rf_io_uring_register(fd, IORING_REGISTER_FILES, files, nfiles);
+	free(files);
+	if (r < 0) {
+		log_warnx("ring: register files: %s", strerror(-r));
+		goto close_ring;
+	}
+	r = rf_io_uring_register(fd, IORING_REGISTER_BUFFERS, &iov, 1);
+	if (r < 0) {
+		log_warnx("ring: register the %zu-byte pool: %s", pool_size, strerror(-r));
+		goto close_ring;
+	}
+
+	memset(res, 0, sizeof(res));
+	for (i = 0; i < sizeof(allowed_ops); i++) {
+		res[nres].opcode = IORING_RESTRICTION_SQE_OP;
+		res[nres++].sqe_op = allowed_ops[i];
+	}
+	for (i = 0; i < sizeof(allowed_register_ops); i++) {
+		res[nres].opcode = IORING_RESTRICTION_REGISTER_OP;
+		res[nres++].register_op = allowed_register_ops[i];
+	}
+	res[nres].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[nres++].sqe_flags = IOSQE_FIXED_FILE;
+	res[nres].opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED;
+	res[nres++].sqe_flags = IOSQE_FIXED_FILE;
+	r = rf_io_uring_register(fd, IORING_REGISTER_RESTRICTIONS, res, nres);
+	if (r < 0) {
+		log_warnx("ring: register restrictions: %s", strerror(-r));
+		goto close_ring;
+	}
+	return fd;
+close_ring:
+	close(fd);
+	return r;
+}

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Starting a worker, answering it, and burying it.
+ *
+ * Ring descriptors cannot cross SCM_RIGHTS, so the worker inherits them
+ * across fork+exec at fixed numbers; the broker closes its copies as soon as
+ * the child exists, so that a dying worker takes its rings with it (a kept
+ * reference would leave clients in D state). The pool memfd travels in the
+ * CONFIG message.
+ *
+ * Everything a worker sends is checked: its type must be allowed in the
+ * worker's phase, its size exact, its strings terminated, and it may carry
+ * no descriptors. The first bad message gets the worker killed.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+#include "msg.h"
+
+/* In the worker: fd 3 is the IPC socket, rings follow from fd 4. */
+#define RF_WORKER_IPC_FD 3
+#define RF_WORKER_RING_FD0 4
+
+static void kill_worker(struct rf_tenant *t, const char *why)
+{
+	log_warnx("%s: killing worker %d: %s", t->pol.name, (int)t->worker_pid, why);
+	if (t->worker_pid > 0)
+		kill(t->worker_pid, SIGKILL);
+	if (t->ipc_ev) {
+		event_free(t->ipc_ev);
+		t->ipc_ev = NULL;
+	}
+}
+
+/* Runs in the child between fork and exec: only async-signal-safe calls. */
+static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32_t nrings)
+{
+	char *const argv[] = { (char *)"ringfence-worker", (char *)"--ipc-fd", (char *)"3", NULL };
+	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	int high[1 + 4096];
+	sigset_t none;
+	uint32_t i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Move every fd we keep above the target range, then down into place;
+	 * dup2 clears FD_CLOEXEC on the copies the worker must inherit. */
+	high[0] = fcntl(ipc_fd, F_DUPFD_CLOEXEC, 64 + (int)nrings + 8);
+	for (i = 0; i < nrings; i++)
+		high[1 + i] = fcntl(ring_fds[i], F_DUPFD_CLOEXEC, 64 + (int)nrings + 8);
+	for (i = 0; i <= nrings; i++)
+		if (high[i] < 0)
+			_exit(126);
+	if (dup2(high[0], RF_WORKER_IPC_FD) < 0)
+		_exit(126);
+	for (i = 0; i < nrings; i++)
+		if (dup2(high[1 + i], RF_WORKER_RING_FD0 + (int)i) < 0)
+			_exit(126);
+	close_range(RF_WORKER_RING_FD0 + nrings, ~0U, 0);
+	execve(path, argv, envp);
+	_exit(127);
+}
+
+static int send_config(struct rf_tenant *t, const struct io_uring_params *params)
+{
+	struct rf_msg_config c;
+	struct rf_msg_ring ring;
+	uint32_t q;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	c.version = RF_IPC_VERSION;
+	c.transport = (uint32_t)t->conn.transport;
+	c.nqueues = t->geom.nqueues;
+	c.depth = t->geom.depth;
+	c.max_write = t->conn.max_write;
+	c.payload_size = t->geom.payload_size;
+	c.pool_addr = (uint64_t)(uintptr_t)t->pool;
+	c.pool_size = t->geom.total_size;
+	c.uid = t->uid;
+	c.gid = t->gid;
+	c.proto_minor = t->conn.minor;
+	c.init_flags_lo = (uint32_t)t->conn.flags;
+	c.init_flags_hi = (uint32_t)(t->conn.flags >> 32);
+	c.read_only = t->pol.read_only;
+	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
+	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));
+	if (r < 0)
+		return r;
+	snprintf(c.source, sizeof(c.source), "%s", t->pol.source);
+	snprintf(c.options, sizeof(c.options), "%s", t->pol.options);
+	r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), &t->pool_fd, 1);
+	if (r < 0)
+		return r;
+	for (q = 0; q < t->geom.nqueues; q++) {
+		memset(&ring, 0, sizeof(ring));
+		ring.qid = q;
+		ring.fd = RF_WORKER_RING_FD0 + (int32_t)q;
+		ring.params = params[q];
+		r = rf_msg_send(t->ipc_fd, RF_MSG_RING, q, &ring, sizeof(ring), NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int rf_worker_spawn(struct rf_tenant *t)
+{
+	uint32_t nq = t->geom.nqueues, q, made = 0;
+	struct io_uring_params *params;
+	int *ring_fds, *clones = NULL;
+	int sv[2], r;
+	pid_t pid;
+
+	params = calloc(nq, sizeof(*params));
+	ring_fds = calloc(nq, sizeof(*ring_fds));
+	if (!params || !ring_fds) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (t->conn.transport == RF_XPORT_CLASSIC) {
+		/* One cloned device per queue; each ring holds its clone as
+		 * fixed file 0, so the worker never owns a /dev/fuse fd. */
+		clones = calloc(nq, sizeof(*clones));
+		if (!clones) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (q = 0; q < nq; q++)
+			clones[q] = -1;
+		for (q = 0; q < nq; q++) {
+			uint32_t src = (uint32_t)t->fuse_fd;
+
+			clones[q] = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+			if (clones[q] < 0 || ioctl(clones[q], FUSE_DEV_IOC_CLONE, &src) < 0) {
+				r = -errno;
+				log_warn("%s: clone /dev/fuse", t->pol.name);
+				goto close_rings;
+			}
+		}
+	}
+	for (q = 0; q < nq; q++, made++) {
+		int slot0 = clones ? clones[q] : t->fuse_fd;
+
+		r = rf_ring_create(slot0, t->pool, t->geom.total_size, t->geom.depth, &params[q]);
+		if (r < 0) {
+			log_warnx("%s: ring for queue %u: %s", t->pol.name, q, strerror(-r));
+			goto close_rings;
+		}
+		ring_fds[q] = r;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = -errno;
+		log_warn("%s: socketpair", t->pol.name);
+		goto close_rings;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		log_warn("%s: fork", t->pol.name);
+		close(sv[0]);
+		close(sv[1]);
+		goto close_rings;
+	}
+	if (pid == 0)
+		child_exec(t->b->worker_path, sv[1], ring_fds, nq);
+	close(sv[1]);
+	t->worker_pid = pid;
+	t->ipc_fd = sv[0];
+	t->hello_seen = false;
+	t->ready_seen = false;
+	t->started = time(NULL);
+	r = send_config(t, params);
+	if (r < 0) {
+		log_warnx("%s: send configuration to worker %d: %s", t->pol.name, (int)pid,
+			  strerror(-r));
+		kill(pid, SIGKILL);
+		r = 0; /* reaped through SIGCHLD like any other death */
+	}
+	t->ipc_ev = event_new(t->b->base, t->ipc_fd, EV_READ | EV_PERSIST, rf_worker_ipc_cb, t);
+	if (!t->ipc_ev || event_add(t->ipc_ev, NULL) < 0)
+		fatalx("event_new");
+	log_info("%s: worker %d started (%u queue%s x %u entries, %s transport)", t->pol.name,
+		 (int)pid, nq, nq == 1 ? "" : "s", t->geom.depth,
+		 rf_transport_kind_name(t->conn.transport));
+close_rings:
+	/* The worker has its own copies now; keeping ours would turn a worker
+	 * crash into unkillable clients. */
+	for (q = 0; q < made; q++)
+		close(ring_fds[q]);
+	if (clones)
+		for (q = 0; q < nq; q++)
+			if (clones[q] >= 0)
+				close(clones[q]);
+out:
+	free(clones);
+	free(ring_fds);
+	free(params);
+	return r;
+}
+
+static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
+{
+	switch (m->hdr.type) {
+	case RF_MSG_HELLO: {
+		struct rf_msg_hello h;
+
+		memcpy(&h, m->payload, sizeof(h));
+		if (t->hello_seen) {
+			kill_worker(t, "second HELLO");
+			return;
+		}
+		if (h.version != RF_IPC_VERSION) {
+			kill_worker(t, "IPC version mismatch");
+			return;
+		}
+		t->hello_seen = true;
+		return;
+	}
+	case RF_MSG_READY: {
+		struct rf_msg_ready rd;
+
+		memcpy(&rd, m->payload, sizeof(rd));
+		if (!t->hello_seen || t->ready_seen) {
+			kill_worker(t, "READY out of order");
+			return;
+		}
+		t->ready_seen = true;
+		t->state = RF_TENANT_RUNNING;
+		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
+			 t->pol.plugin, t->pol.mountpoint, rf_transport_kind_name((int)rd.transport),
+			 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
+		return;
+	}
+	case RF_MSG_LOG: {
+		struct rf_msg_log *l = (struct rf_msg_log *)m->payload;
+		int level = l->level <= RF_LOG_DEBUG ? (int)l->level : RF_LOG_INFO;
+
+		if (!t->hello_seen) {
+			kill_worker(t, "LOG before HELLO");
+			return;
+		}
+		log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name,
+			l->line);
+		return;
+	}
+	case RF_MSG_FAILED: {
+		struct rf_msg_failed *f = (struct rf_msg_failed *)m->payload;
+
+		if (t->ready_seen) {
+			kill_worker(t, "FAILED after READY");
+			return;
+		}
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "%s: %s", f->what,
+			 strerror(f->error > 0 && f->error < 4096 ? f->error : EIO));
+		log_warnx("%s: worker start-up failed: %s", t->pol.name, t->fail_reason);
+		return;
+	}
+	default:
+		kill_worker(t, "message type not allowed from a worker");
+		return;
+	}
+}
+
+void rf_worker_ipc_cb(int fd, short what, void *arg)
+{
+	struct rf_tenant *t = arg;
+	struct rf_msg m;
+	int r;
+
+	(void)what;
+	r = rf_msg_recv(fd, &m);
+	if (r == -EAGAIN || r == -EINTR)
+		return;
+	if (r == -ECONNRESET || r == -EPIPE) {
+		/* the worker closed its end; SIGCHLD will tell how it ended */
+		event_free(t->ipc_ev);
+		t->ipc_ev = NULL;
+		return;
+	}
+	if (r == -EBADMSG) {
+		kill_worker(t, "malformed message");
+		return;
+	}
+	if (r < 0) {
+		log_warnx("%s: worker IPC: %s", t->pol.name, strerror(-r));
+		kill_worker(t, "IPC failure");
+		return;
+	}
+	if (m.nfds) {
+		/* a worker never sends descriptors (rf_msg_recv enforces the
+		 * per-type limit of 0, so this is belt and braces) */
+		rf_msg_close_fds(&m);
+		kill_worker(t, "descriptors from a worker");
+		return;
+	}
+	handle_msg(t, &m);
+}
+
+void rf_worker_reaped(struct rf_tenant *t, int status)
+{
+	char how[64];
+
+	if (WIFEXITED(status))
+		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(how, sizeof(how), "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(how, sizeof(how), "ended (status 0x%x)", status);
+	if (t->ipc_ev) {
+		event_free(t->ipc_ev);
+		t->ipc_ev = NULL;
+	}
+	if (t->ipc_fd >= 0) {
+		close(t->ipc_fd);
+		t->ipc_fd = -1;
+	}
+	t->worker_pid = 0;
+	if (t->stopping) {
+		log_info("%s: worker %s", t->pol.name, how);
+		return;
+	}
+	/*
+	 * Until crash recovery exists, a dead worker means a dead mount: abort
+	 * the connection so that every waiting client gets an error at once
+	 * instead of a hang, and detach the mount.
+	 */
+	log_warnx("%s: worker %s; aborting the connection and detaching %s", t->pol.name, how,
+		  t->pol.mountpoint);
+	if (!t->fail_reason[0])
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "worker %s", how);
+	t->state = RF_TENANT_FAILED;
+	rf_tenant_abort_conn(t);
+	rf_tenant_unmount(t);
+	rf_pool_destroy(t);
+}
+
+void rf_worker_stop(struct rf_tenant *t)
+{
+	int status, i;
+
+	t->stopping = true;
+	if (t->worker_pid <= 0)
+		return;
+	if (t->ipc_fd >= 0)
+		rf_msg_send(t->ipc_fd, RF_MSG_SHUTDOWN, 0, NULL, 0, NULL, 0);
+	/* give it two seconds to go, then make it */
+	for (i = 0; i < 200; i++) {
+		pid_t p = waitpid(t->worker_pid, &status, WNOHANG);
+
+		if (p == t->worker_pid) {
+			rf_worker_reaped(t, status);
+			return;
+		}
+		usleep(10000);
+	}
+	log_warnx("%s: worker %d did not stop; killing it", t->pol.name, (int)t->worker_pid);
+	kill(t->worker_pid, SIGKILL);
+	if (waitpid(t->worker_pid, &status, 0) == t->worker_pid)
+		rf_worker_reaped(t, status);
+}

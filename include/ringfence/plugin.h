@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ringfence plugin ABI, version 1: the one header a filesystem plugin includes.
+ *
+ * A plugin is a shared object exporting
+ *
+ *     const struct rf_plugin ringfence_plugin = { RF_PLUGIN_INIT, ... };
+ *
+ * The worker loads it after dropping every privilege and checks abi_version
+ * and struct_size before calling anything. Operations are inode based (as in
+ * FUSE's lowlevel protocol): the plugin hands out 64-bit node ids in its
+ * entry replies and the kernel refers to them until it forgets them.
+ * Node id 1 (RF_ROOT_ID) is the root and is never forgotten.
+ *
+ * Replies. Every operation receives a request handle and must answer it
+ * exactly once with one of the rf_reply_*() calls, either before returning
+ * or later (asynchronously) from any thread. Request arguments (names, write
+ * data) point into the request's slot and stay valid until the first
+ * rf_reply_*() or rf_dirbuf_*() call on that request, because the reply is
+ * built in the same slot. A NULL operation answers ENOSYS.
+ *
+ * File data. rf_reply_data() copies bytes from memory. rf_reply_data_fd()
+ * and rf_reply_write_fd() instead name a file the plugin owns: the
+ * framework moves the bytes between that file and the request's slot in the
+ * registered pool with READ_FIXED / WRITE_FIXED, without a copy through the
+ * plugin. The descriptor must stay open until the reply completes, that is,
+ * until the plugin's next operation on the same file handle.
+ *
+ * Threads. The worker runs one thread per FUSE queue (one per possible CPU)
+ * and calls operations from all of them concurrently: a plugin must be
+ * thread safe. Calls for one request never overlap. forget() may run
+ * concurrently with anything. init() runs once before any operation and
+ * destroy() once after the last.
+ *
+ * Errors are positive errno values (rf_reply_err(req, ENOENT)).
+ */
+#ifndef RINGFENCE_PLUGIN_H
+#define RINGFENCE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RF_PLUGIN_ABI_VERSION 1
+#define RF_ROOT_ID 1
+/* fh value passed when the kernel did not name an open file */
+#define RF_NO_FH UINT64_MAX
+
+struct rf_req; /* one FUSE request; opaque */
+
+/* Who made the request. */
+struct rf_req_ctx {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	mode_t umask; /* for create/mkdir/mknod; 0 elsewhere */
+};
+
+/* What the plugin learns at start-up. */
+struct rf_init_args {
+	const char *name; /* the mount's name in the policy */
+	int source_fd; /* O_PATH fd of the policy's source directory, -1 if none */
+	const char *source; /* its path as the policy wrote it, "" if none */
+	const char *options; /* the policy's `options` string, "" if none */
+	uint32_t max_write; /* largest write and read the kernel will send */
+	int read_only;
+};
+
+/* An entry (lookup/mkdir/create/... reply). */
+struct rf_entry {
+	uint64_t ino; /* node id; 0 means "negative entry" (cached ENOENT) */
+	uint64_t generation;
+	struct stat attr;
+	double attr_timeout; /* seconds */
+	double entry_timeout;
+};
+
+/* setattr: which fields are valid. */
+#define RF_SET_MODE (1u << 0)
+#define RF_SET_UID (1u << 1)
+#define RF_SET_GID (1u << 2)
+#define RF_SET_SIZE (1u << 3)
+#define RF_SET_ATIME (1u << 4)
+#define RF_SET_MTIME (1u << 5)
+#define RF_SET_ATIME_NOW (1u << 7)
+#define RF_SET_MTIME_NOW (1u << 8)
+#define RF_SET_CTIME (1u << 10)
+
+struct rf_setattr {
+	uint32_t valid; /* RF_SET_* */
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	off_t size;
+	struct timespec atime, mtime, ctime;
+	uint64_t fh; /* RF_NO_FH if the kernel did not give one */
+};
+
+/* open/create reply flags */
+#define RF_OPEN_DIRECT_IO (1u << 0)
+#define RF_OPEN_KEEP_CACHE (1u << 1)
+#define RF_OPEN_NONSEEKABLE (1u << 2)
+
+struct rf_plugin {
+	uint32_t abi_version; /* RF_PLUGIN_ABI_VERSION */
+	uint32_t struct_size; /* sizeof(struct rf_plugin) */
+	const char *name;
+
+	/* Returns 0 or a positive errno; *userdata is handed to every call
+	 * through rf_req_userdata(). A failing init stops the worker and the
+	 * broker reports the error. */
+	int (*init)(const struct rf_init_args *args, void **userdata);
+	void (*destroy)(void *userdata);
+
+	void (*lookup)(struct rf_req *req, uint64_t parent, const char *name);
+	/* No reply: forget is not a request. */
+	void (*forget)(void *userdata, uint64_t ino, uint64_t nlookup);
+	void (*getattr)(struct rf_req *req, uint64_t ino, uint64_t fh);
+	void (*setattr)(struct rf_req *req, uint64_t ino, const struct rf_setattr *sa);
+	void (*readlink)(struct rf_req *req, uint64_t ino);
+	void (*mknod)(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
+		      dev_t rdev);
+	void (*mkdir)(struct rf_req *req, uint64_t parent, const char *name, mode_t mode);
+	void (*unlink)(struct rf_req *req, uint64_t parent, const char *name);
+	void (*rmdir)(struct rf_req *req, uint64_t parent, const char *name);
+	void (*symlink)(struct rf_req *req, const char *target, uint64_t parent, const char *name);
+	/* flags: RENAME_NOREPLACE / RENAME_EXCHANGE / RENAME_WHITEOUT */
+	void (*rename)(struct rf_req *req, uint64_t parent, const char *name, uint64_t newparent,
+		       const char *newname, unsigned int flags);
+	void (*link)(struct rf_req *req, uint64_t ino, uint64_t newparent, const char *newname);
+	void (*open)(struct rf_req *req, uint64_t ino, int flags);
+	void (*read)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size);
+	void (*write)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, const void *data,
+		      size_t size);
+	void (*flush)(struct rf_req *req, uint64_t ino, uint64_t fh);
+	void (*release)(struct rf_req *req, uint64_t ino, uint64_t fh, int flags);
+	void (*fsync)(struct rf_req *req, uint64_t ino, uint64_t fh, int datasync);
+	void (*opendir)(struct rf_req *req, uint64_t ino, int flags);
+	/* Fill with rf_dirbuf_add() from offset @off, then rf_reply_dirbuf(). */
+	void (*readdir)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size);
+	void (*releasedir)(struct rf_req *req, uint64_t ino, uint64_t fh);
+	void (*fsyncdir)(struct rf_req *req, uint64_t ino, uint64_t fh, int datasync);
+	void (*statfs)(struct rf_req *req, uint64_t ino);
+	void (*setxattr)(struct rf_req *req, uint64_t ino, const char *name, const void *value,
+			 size_t size, int flags);
+	/* size 0: reply rf_reply_xattr_size(); else rf_reply_data() or ERANGE */
+	void (*getxattr)(struct rf_req *req, uint64_t ino, const char *name, size_t size);
+	void (*listxattr)(struct rf_req *req, uint64_t ino, size_t size);
+	void (*removexattr)(struct rf_req *req, uint64_t ino, const char *name);
+	void (*access)(struct rf_req *req, uint64_t ino, int mask);
+	void (*create)(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
+		       int flags);
+	void (*fallocate)(struct rf_req *req, uint64_t ino, uint64_t fh, int mode, off_t off,
+			  off_t len);
+	void (*lseek)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, int whence);
+};
+
+#define RF_PLUGIN_INIT .abi_version = RF_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct rf_plugin)
+
+/* ---- request accessors ---- */
+const struct rf_req_ctx *rf_req_ctx(const struct rf_req *req);
+void *rf_req_userdata(const struct rf_req *req);
+/* Nonzero once the kernel has sent an INTERRUPT for this request. */
+int rf_req_interrupted(const struct rf_req *req);
+
+/* ---- replies: exactly one per request ---- */
+void rf_reply_err(struct rf_req *req, int err);
+void rf_reply_ok(struct rf_req *req); /* unlink, rmdir, rename, flush, release, ... */
+void rf_reply_entry(struct rf_req *req, const struct rf_entry *e);
+void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh,
+		     uint32_t open_flags);
+void rf_reply_attr(struct rf_req *req, const struct stat *st, double timeout);
+void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags);
+void rf_reply_readlink(struct rf_req *req, const char *target);
+void rf_reply_statfs(struct rf_req *req, const struct statvfs *st);
+/* Bytes from memory: read data, getxattr value, listxattr list. */
+void rf_reply_data(struct rf_req *req, const void *buf, size_t len);
+/* Read up to @len bytes at @off of the plugin's file @fd into the reply
+ * (READ_FIXED into the pool). A short read is a short reply. */
+void rf_reply_data_fd(struct rf_req *req, int fd, off_t off, size_t len);
+void rf_reply_write(struct rf_req *req, size_t written);
+/* Write the request's data to the plugin's file @fd at @off (WRITE_FIXED
+ * from the pool) and reply with the count written. */
+void rf_reply_write_fd(struct rf_req *req, int fd, off_t off);
+void rf_reply_xattr_size(struct rf_req *req, size_t size);
+void rf_reply_lseek(struct rf_req *req, off_t off);
+
+/* ---- directory listings, built in place in the reply buffer ---- */
+/* Add one entry whose next offset is @next_off. Returns 0, or -1 when the
+ * entry does not fit (stop and reply). Only st_ino and the type bits of
+ * st_mode are used. */
+int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, off_t next_off);
+void rf_reply_dirbuf(struct rf_req *req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGFENCE_PLUGIN_H */

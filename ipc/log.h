@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging in the style of OpenBSD's log.c: log_warn() appends strerror(errno),
+ * log_warnx() does not; fatal()/fatalx() log and exit(1).
+ *
+ * Lines go to stderr (foreground) or syslog. A process may install a sink
+ * instead (the worker sends its lines to the broker over IPC).
+ */
+#ifndef RINGFENCE_LOG_H
+#define RINGFENCE_LOG_H
+
+#include <stdarg.h>
+
+enum rf_log_level {
+	RF_LOG_ERR = 3,
+	RF_LOG_WARN = 4,
+	RF_LOG_INFO = 6,
+	RF_LOG_DEBUG = 7,
+};
+
+typedef void (*rf_log_sink_fn)(int level, const char *line);
+
+/* @ident prefixes every line; @to_stderr chooses stderr over syslog;
+ * messages above @max_level are dropped. */
+void log_init(const char *ident, int to_stderr, int max_level);
+void log_set_sink(rf_log_sink_fn sink);
+void log_set_prefix(const char *prefix);
+int log_get_level(void);
+
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif /* RINGFENCE_LOG_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Broker <-> worker messages over a SOCK_SEQPACKET socketpair: one datagram
+ * per message, a fixed header, a payload whose exact length each type fixes,
+ * and file descriptors only from the broker to the worker.
+ *
+ * All functions return 0 or a negative errno.
+ */
+#ifndef RINGFENCE_MSG_H
+#define RINGFENCE_MSG_H
+
+#include <linux/io_uring.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RF_IPC_VERSION 1
+#define RF_IPC_MAX_PAYLOAD 8192
+#define RF_IPC_MAX_FDS 4
+
+struct rf_msg_hdr {
+	uint32_t type;
+	uint32_t len; /* payload bytes after the header */
+	uint32_t flags; /* none defined; must be 0 */
+	uint32_t id;
+};
+
+/* Values are part of the protocol: never renumber, never reuse. */
+enum rf_msg_type {
+	RF_MSG_HELLO = 1, /* worker -> broker, first message */
+	RF_MSG_CONFIG = 2, /* broker -> worker, carries the pool memfd */
+	RF_MSG_RING = 3, /* broker -> worker, one per queue */
+	RF_MSG_READY = 4, /* worker -> broker, serving */
+	RF_MSG_LOG = 5, /* worker -> broker, a log line */
+	RF_MSG_SHUTDOWN = 6, /* broker -> worker */
+	RF_MSG_FAILED = 7, /* worker -> broker, start-up failed: errno + text */
+	RF_MSG_TYPE_MAX = 8,
+};
+
+struct rf_msg_hello {
+	uint32_t version;
+	uint32_t pid;
+};
+
+#define RF_NAME_MAX 64
+#define RF_PATH_MAX 1024
+#define RF_OPTIONS_MAX 1024
+
+struct rf_msg_config {
+	uint32_t version;
+	uint32_t transport; /* enum rf_transport_kind */
+	uint32_t nqueues;
+	uint32_t depth;
+	uint32_t max_write;
+	uint32_t payload_size;
+	uint64_t pool_addr;
+	uint64_t pool_size;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t proto_minor;
+	uint32_t init_flags_lo; /* negotiated INIT flags */
+	uint32_t init_flags_hi;
+	uint32_t read_only;
+	char name[RF_NAME_MAX];
+	char plugin[RF_PATH_MAX];
+	char source[RF_PATH_MAX];
+	char options[RF_OPTIONS_MAX];
+};
+
+struct rf_msg_ring {
+	uint32_t qid;
+	int32_t fd; /* inherited across exec, not passed */
+	struct io_uring_params params;
+};
+
+struct rf_msg_ready {
+	uint32_t transport;
+	uint32_t nqueues;
+};
+
+struct rf_msg_log {
+	uint32_t level;
+	char line[]; /* NUL-terminated inside the payload */
+};
+
+struct rf_msg_failed {
+	int32_t error;
+	char what[]; /* NUL-terminated inside the payload */
+};
+
+struct rf_msg {
+	struct rf_msg_hdr hdr;
+	uint8_t payload[RF_IPC_MAX_PAYLOAD];
+	int fds[RF_IPC_MAX_FDS];
+	int nfds;
+};
+
+/* What a message type may look like on the wire. */
+struct rf_msg_spec {
+	const char *name;
+	uint32_t min_len;
+	uint32_t max_len; /* == min_len for fixed-size payloads */
+	uint8_t max_fds;
+	uint8_t string_tail; /* payload ends in a NUL-terminated string */
+};
+
+const struct rf_msg_spec *rf_msg_spec(uint32_t type);
+const char *rf_msg_name(uint32_t type);
+
+/*
+ * Send one message with @nfds descriptors (SCM_RIGHTS). Checks the spec of
+ * @type: a payload of the wrong size is refused with -EMSGSIZE before sending.
+ */
+int rf_msg_send(int sock, uint32_t type, uint32_t id, const void *payload, size_t len,
+		const int *fds, int nfds);
+
+/*
+ * Receive one message into @m. Returns 0; -ECONNRESET at end of stream;
+ * -EBADMSG for anything malformed (short header, length mismatch, truncated
+ * datagram or control data, unknown type, wrong size for the type, string
+ * not NUL-terminated, more descriptors than the type allows). Descriptors
+ * that came with a malformed message are closed.
+ */
+int rf_msg_recv(int sock, struct rf_msg *m);
+
+/* Close any descriptors still held by @m. */
+void rf_msg_close_fds(struct rf_msg *m);
+
+/* fdpass.c: the only SCM_RIGHTS code. */
+int rf_fdpass_send(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/* Returns bytes received (0 at EOF) or -errno; sets *@truncated when the
+ * datagram or its control data did not fit. */
+ssize_t rf_fdpass_recv(int sock, void *buf, size_t len, int *fds, int maxfds, int *nfds,
+		       int *truncated);
+
+#endif /* RINGFENCE_MSG_H */

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shared pool: one memfd per mount, made by the broker, mapped at the
+ * same virtual address in the broker and in every worker generation, and
+ * registered as fixed buffer 0 of every ring of the mount.
+ *
+ *   [control area][slot 0][slot 1]...[slot nslots-1]
+ *   slot = [RF_SLOT_HDR_SIZE header area][payload_size payload]
+ *
+ * On the io-uring path the header area starts with the kernel's
+ * struct fuse_uring_req_header. On the classic path a /dev/fuse read lands
+ * RF_CLASSIC_PREFIX bytes before the payload, so that WRITE data starts on the
+ * payload's page boundary; a reply's fuse_out_header goes right before the
+ * payload for the same reason.
+ *
+ * The control area holds counters the worker writes and the broker shows.
+ * The broker never trusts them for anything but display.
+ */
+#ifndef RINGFENCE_POOL_H
+#define RINGFENCE_POOL_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "fuse_uapi.h"
+
+#define RF_POOL_MAGIC 0x6c6f6f7065636e66ULL /* "fncepool" */
+#define RF_POOL_VERSION 1
+#define RF_PAGE_SIZE 4096u
+#define RF_SLOT_HDR_SIZE RF_PAGE_SIZE
+#define RF_CLASSIC_PREFIX (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+
+/* Pools live at fixed addresses far from the heap, the PIE image and the
+ * mmap area, one stride apart, so every worker generation can map its
+ * mount's pool where the broker has it. */
+#define RF_POOL_BASE 0x100000000000ULL
+#define RF_POOL_STRIDE 0x1000000000ULL /* 64 GiB per mount */
+
+enum rf_transport_kind {
+	RF_XPORT_URING = 1,
+	RF_XPORT_CLASSIC = 2,
+};
+
+/* Per-queue counters, written only by that queue's worker thread. */
+struct rf_queue_stats {
+	uint64_t requests; /* requests dispatched, all kinds */
+	uint64_t uring_requests; /* fetched through FUSE io-uring entries */
+	uint64_t classic_requests; /* read from /dev/fuse */
+	uint64_t errors; /* replies with error != 0 */
+	uint64_t read_fixed_ops;
+	uint64_t read_fixed_bytes;
+	uint64_t write_fixed_ops;
+	uint64_t write_fixed_bytes;
+	uint64_t forgets;
+	uint64_t interrupts;
+	uint64_t pad[6];
+};
+
+struct rf_pool_ctl {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t nqueues;
+	uint32_t depth;
+	uint32_t nslots;
+	uint32_t payload_size;
+	uint32_t slot_size;
+	uint64_t ctl_size;
+	uint64_t total_size;
+	uint32_t transport; /* enum rf_transport_kind, set by the broker */
+	uint32_t pad0;
+	uint64_t pad[9];
+	struct rf_queue_stats q[]; /* nqueues */
+};
+
+_Static_assert(sizeof(struct rf_queue_stats) == 128, "stats are two cache lines");
+_Static_assert(sizeof(struct rf_pool_ctl) % 64 == 0, "stats stay cache aligned");
+
+/* Geometry of a pool; pure arithmetic shared by broker, worker and tests. */
+struct rf_pool_geom {
+	uint32_t nqueues;
+	uint32_t depth;
+	uint32_t nslots; /* nqueues * depth + 1 (the queue-0 /dev/fuse reader) */
+	uint32_t payload_size;
+	uint32_t slot_size;
+	uint64_t ctl_size;
+	uint64_t total_size;
+};
+
+static inline uint64_t rf_round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* Returns 0, or -EINVAL when the numbers are out of range or overflow. */
+static inline int rf_pool_geom_init(struct rf_pool_geom *g, uint32_t nqueues, uint32_t depth,
+				    uint32_t payload_size)
+{
+	uint64_t ctl, total;
+
+	if (nqueues == 0 || nqueues > 4096 || depth == 0 || depth > 1024 ||
+	    payload_size < FUSE_MIN_READ_BUFFER || payload_size % RF_PAGE_SIZE)
+		return -EINVAL;
+	g->nqueues = nqueues;
+	g->depth = depth;
+	g->nslots = nqueues * depth + 1;
+	g->payload_size = payload_size;
+	g->slot_size = RF_SLOT_HDR_SIZE + payload_size;
+	ctl = rf_round_up(sizeof(struct rf_pool_ctl) + (uint64_t)nqueues * sizeof(struct rf_queue_stats),
+			  RF_PAGE_SIZE);
+	total = ctl + (uint64_t)g->nslots * g->slot_size;
+	if (total > RF_POOL_STRIDE / 2)
+		return -EINVAL;
+	g->ctl_size = ctl;
+	g->total_size = total;
+	return 0;
+}
+
+static inline uint64_t rf_pool_slot_offset(const struct rf_pool_geom *g, uint32_t slot)
+{
+	return g->ctl_size + (uint64_t)slot * g->slot_size;
+}
+
+/* Slot of entry @ent of queue @qid; the extra reader slot is nslots - 1. */
+static inline uint32_t rf_pool_slot_index(const struct rf_pool_geom *g, uint32_t qid, uint32_t ent)
+{
+	return qid * g->depth + ent;
+}
+
+#endif /* RINGFENCE_POOL_H */

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/*
+ * passthrough: serves the policy's source directory.
+ *
+ * Each inode the kernel knows is an O_PATH descriptor, keyed by (st_dev,
+ * st_ino) and counted by lookups. Operations work relative to those
+ * descriptors (the *at() calls), so no path is ever resolved from the
+ * directory's root. File data never passes through this code: reads and
+ * writes name the open file and the framework moves the bytes with
+ * READ_FIXED / WRITE_FIXED between the file and the registered pool.
+ *
+ * Options (the policy's `options`, comma separated): timeout=SECONDS for
+ * entry and attribute caching (default 1).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "ringfence/plugin.h"
+
+struct pt_inode {
+	int fd; /* O_PATH */
+	dev_t dev;
+	ino_t ino;
+	uint64_t nlookup;
+	struct pt_inode *next, *prev;
+};
+
+struct pt_dir {
+	DIR *dp;
+	off_t pos;
+	struct dirent *entry;
+};
+
+struct pt {
+	pthread_mutex_t lock;
+	struct pt_inode root; /* the list head, never freed */
+	double timeout;
+};
+
+static struct pt *pt_of(struct rf_req *req)
+{
+	return rf_req_userdata(req);
+}
+
+static struct pt_inode *inode_of(struct rf_req *req, uint64_t ino)
+{
+	if (ino == RF_ROOT_ID)
+		return &pt_of(req)->root;
+	return (struct pt_inode *)(uintptr_t)ino;
+}
+
+static int fd_of(struct rf_req *req, uint64_t ino)
+{
+	return inode_of(req, ino)->fd;
+}
+
+static void proc_path(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+static int pt_init(const struct rf_init_args *a, void **userdata)
+{
+	struct pt *p;
+	const char *t;
+	struct stat st;
+
+	if (a->source_fd < 0)
+		return EINVAL; /* passthrough needs `source` */
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ENOMEM;
+	pthread_mutex_init(&p->lock, NULL);
+	p->timeout = 1.0;
+	t = strstr(a->options, "timeout=");
+	if (t)
+		p->timeout = strtod(t + 8, NULL);
+	p->root.fd = a->source_fd;
+	if (fstatat(a->source_fd, "", &st, AT_EMPTY_PATH) < 0) {
+		free(p);
+		return errno;
+	}
+	p->root.dev = st.st_dev;
+	p->root.ino = st.st_ino;
+	p->root.nlookup = 2;
+	p->root.next = p->root.prev = &p->root;
+	*userdata = p;
+	return 0;
+}
+
+static void pt_destroy(void *userdata)
+{
+	struct pt *p = userdata;
+	struct pt_inode *i, *n;
+
+	for (i = p->root.next; i != &p->root; i = n) {
+		n = i->next;
+		close(i->fd);
+		free(i);
+	}
+	free(p);
+}
+
+/* Look @name up under @parent and count the lookup. Returns 0 or errno. */
+static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, struct rf_entry *e)
+{
+	struct pt *p = pt_of(req);
+	struct pt_inode *i;
+	int fd, err;
+
+	memset(e, 0, sizeof(*e));
+	e->attr_timeout = p->timeout;
+	e->entry_timeout = p->timeout;
+	if (strchr(name, '/'))
+		return EINVAL;
+	fd = openat(fd_of(req, parent), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (i = p->root.next; i != &p->root; i = i->next)
+		if (i->ino == e->attr.st_ino && i->dev == e->attr.st_dev)
+			break;
+	if (i != &p->root) {
+		i->nlookup++;
+		close(fd);
+	} else if (e->attr.st_ino == p->root.ino && e->attr.st_dev == p->root.dev) {
+		i = &p->root; /* ".." of a child: the root itself */
+		close(fd);
+	} else {
+		i = calloc(1, sizeof(*i));
+		if (!i) {
+			pthread_mutex_unlock(&p->lock);
+			close(fd);
+			return ENOMEM;
+		}
+		i->fd = fd;
+		i->dev = e->attr.st_dev;
+		i->ino = e->attr.st_ino;
+		i->nlookup = 1;
+		i->next = p->root.next;
+		i->prev = &p->root;
+		p->root.next->prev = i;
+		p->root.next = i;
+	}
+	pthread_mutex_unlock(&p->lock);
+	e->ino = i == &p->root ? RF_ROOT_ID : (uint64_t)(uintptr_t)i;
+	return 0;
+}
+
+static void reply_lookup(struct rf_req *req, uint64_t parent, const char *name)
+{
+	struct rf_entry e;
+	int err = do_lookup(req, parent, name, &e);
+
+	if (err)
+		rf_reply_err(req, err);
+	else
+		rf_reply_entry(req, &e);
+}
+
+static void pt_lookup(struct rf_req *req, uint64_t parent, const char *name)
+{
+	reply_lookup(req, parent, name);
+}
+
+static void pt_forget(void *userdata, uint64_t ino, uint64_t nlookup)
+{
+	struct pt *p = userdata;
+	struct pt_inode *i = (struct pt_inode *)(uintptr_t)ino;
+
+	if (ino == RF_ROOT_ID)
+		return;
+	pthread_mutex_lock(&p->lock);
+	i->nlookup = nlookup >= i->nlookup ? 0 : i->nlookup - nlookup;
+	if (i->nlookup == 0) {
+		i->prev->next = i->next;
+		i->next->prev = i->prev;
+		close(i->fd);
+		free(i);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void pt_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
+{
+	struct stat st;
+	int r;
+
+	if (fh != RF_NO_FH)
+		r = fstat((int)fh, &st);
+	else
+		r = fstatat(fd_of(req, ino), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+	if (r < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_attr(req, &st, pt_of(req)->timeout);
+}
+
+static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr *sa)
+{
+	int fd = fd_of(req, ino);
+	char path[64];
+	int r = 0;
+
+	proc_path(path, sizeof(path), fd);
+	if (sa->valid & RF_SET_MODE) {
+		r = sa->fh != RF_NO_FH ? fchmod((int)sa->fh, sa->mode) : chmod(path, sa->mode);
+		if (r < 0)
+			goto err;
+	}
+	if (sa->valid & (RF_SET_UID | RF_SET_GID)) {
+		uid_t u = (sa->valid & RF_SET_UID) ? sa->uid : (uid_t)-1;
+		gid_t g = (sa->valid & RF_SET_GID) ? sa->gid : (gid_t)-1;
+
+		r = fchownat(fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+		if (r < 0)
+			goto err;
+	}
+	if (sa->valid & RF_SET_SIZE) {
+		r = sa->fh != RF_NO_FH ? ftruncate((int)sa->fh, sa->size) : truncate(path, sa->size);
+		if (r < 0)
+			goto err;
+	}
+	if (sa->valid & (RF_SET_ATIME | RF_SET_MTIME)) {
+		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+
+		if (sa->valid & RF_SET_ATIME)
+			ts[0] = (sa->valid & RF_SET_ATIME_NOW) ? (struct timespec){ .tv_nsec = UTIME_NOW }
+							      : sa->atime;
+		if (sa->valid & RF_SET_MTIME)
+			ts[1] = (sa->valid & RF_SET_MTIME_NOW) ? (struct timespec){ .tv_nsec = UTIME_NOW }
+							      : sa->mtime;
+		if (sa->fh != RF_NO_FH)
+			r = futimens((int)sa->fh, ts);
+		else
+			r = utimensat(AT_FDCWD, path, ts, 0);
+		if (r < 0)
+			goto err;
+	}
+	pt_getattr(req, ino, sa->fh);
+	return;
+err:
+	rf_reply_err(req, errno);
+}
+
+static void pt_readlink(struct rf_req *req, uint64_t ino)
+{
+	char buf[PATH_MAX + 1];
+	ssize_t n = readlinkat(fd_of(req, ino), "", buf, sizeof(buf));
+
+	if (n < 0)
+		rf_reply_err(req, errno);
+	else if (n >= (ssize_t)sizeof(buf))
+		rf_reply_err(req, ENAMETOOLONG);
+	else {
+		buf[n] = '\0';
+		rf_reply_readlink(req, buf);
+	}
+}
+
+static void pt_mknod(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	if (mknodat(fd_of(req, parent), name, mode, rdev) < 0)
+		rf_reply_err(req, errno);
+	else
+		reply_lookup(req, parent, name);
+}
+
+static void pt_mkdir(struct rf_req *req, uint64_t parent, const char *name, mode_t mode)
+{
+	if (mkdirat(fd_of(req, parent), name, mode & 07777) < 0)
+		rf_reply_err(req, errno);
+	else
+		reply_lookup(req, parent, name);
+}
+
+static void pt_symlink(struct rf_req *req, const char *target, uint64_t parent, const char *name)
+{
+	if (symlinkat(target, fd_of(req, parent), name) < 0)
+		rf_reply_err(req, errno);
+	else
+		reply_lookup(req, parent, name);
+}
+
+static void pt_link(struct rf_req *req, uint64_t ino, uint64_t newparent, const char *newname)
+{
+	char path[64];
+
+	/* linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc link
+	 * followed with AT_SYMLINK_FOLLOW does not. */
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	if (linkat(AT_FDCWD, path, fd_of(req, newparent), newname, AT_SYMLINK_FOLLOW) < 0)
+		rf_reply_err(req, errno);
+	else
+		reply_lookup(req, newparent, newname);
+}
+
+static void pt_unlink(struct rf_req *req, uint64_t parent, const char *name)
+{
+	if (unlinkat(fd_of(req, parent), name, 0) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_rmdir(struct rf_req *req, uint64_t parent, const char *name)
+{
+	if (unlinkat(fd_of(req, parent), name, AT_REMOVEDIR) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_rename(struct rf_req *req, uint64_t parent, const char *name, uint64_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	if (renameat2(fd_of(req, parent), name, fd_of(req, newparent), newname, flags) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_open(struct rf_req *req, uint64_t ino, int flags)
+{
+	char path[64];
+	int fd;
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	fd = open(path, (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
+	if (fd < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_open(req, (uint64_t)fd, 0);
+}
+
+static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
+		      int flags)
+{
+	struct rf_entry e;
+	int fd, err;
+
+	fd = openat(fd_of(req, parent), name,
+		    ((flags | O_CREAT) & ~(O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC, mode & 07777);
+	if (fd < 0) {
+		rf_reply_err(req, errno);
+		return;
+	}
+	err = do_lookup(req, parent, name, &e);
+	if (err) {
+		close(fd);
+		rf_reply_err(req, err);
+		return;
+	}
+	rf_reply_create(req, &e, (uint64_t)fd, 0);
+}
+
+static void pt_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	(void)ino;
+	rf_reply_data_fd(req, (int)fh, off, size);
+}
+
+static void pt_write(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, const void *data,
+		     size_t size)
+{
+	(void)ino;
+	(void)data;
+	(void)size;
+	rf_reply_write_fd(req, (int)fh, off);
+}
+
+static void pt_flush(struct rf_req *req, uint64_t ino, uint64_t fh)
+{
+	/* close a duplicate: releases POSIX locks as a close would */
+	int fd = dup((int)fh);
+
+	(void)ino;
+	if (fd < 0 || close(fd) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_release(struct rf_req *req, uint64_t ino, uint64_t fh, int flags)
+{
+	(void)ino;
+	(void)flags;
+	close((int)fh);
+	rf_reply_ok(req);
+}
+
+static void pt_fsync(struct rf_req *req, uint64_t ino, uint64_t fh, int datasync)
+{
+	int r;
+
+	(void)ino;
+	r = datasync ? fdatasync((int)fh) : fsync((int)fh);
+	if (r < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_opendir(struct rf_req *req, uint64_t ino, int flags)
+{
+	struct pt_dir *d;
+	int fd;
+
+	(void)flags;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		rf_reply_err(req, ENOMEM);
+		return;
+	}
+	fd = openat(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d->dp = fdopendir(fd))) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		free(d);
+		rf_reply_err(req, err);
+		return;
+	}
+	rf_reply_open(req, (uint64_t)(uintptr_t)d, 0);
+}
+
+static void pt_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	struct pt_dir *d = (struct pt_dir *)(uintptr_t)fh;
+
+	(void)ino;
+	(void)size;
+	if (off != d->pos) {
+		seekdir(d->dp, off);
+		d->entry = NULL;
+		d->pos = off;
+	}
+	for (;;) {
+		struct stat st;
+		off_t next;
+
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				if (errno) {
+					rf_reply_err(req, errno);
+					return;
+				}
+				break;
+			}
+		}
+		next = d->entry->d_off;
+		memset(&st, 0, sizeof(st));
+		st.st_ino = d->entry->d_ino;
+		st.st_mode = (mode_t)d->entry->d_type << 12;
+		if (rf_dirbuf_add(req, d->entry->d_name, &st, next) < 0)
+			break; /* full: this entry goes first next time */
+		d->entry = NULL;
+		d->pos = next;
+	}
+	rf_reply_dirbuf(req);
+}
+
+static void pt_releasedir(struct rf_req *req, uint64_t ino, uint64_t fh)
+{
+	struct pt_dir *d = (struct pt_dir *)(uintptr_t)fh;
+
+	(void)ino;
+	closedir(d->dp);
+	free(d);
+	rf_reply_ok(req);
+}
+
+static void pt_fsyncdir(struct rf_req *req, uint64_t ino, uint64_t fh, int datasync)
+{
+	struct pt_dir *d = (struct pt_dir *)(uintptr_t)fh;
+	int fd = dirfd(d->dp);
+
+	(void)ino;
+	if ((datasync ? fdatasync(fd) : fsync(fd)) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_statfs(struct rf_req *req, uint64_t ino)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd_of(req, ino), &sv) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_statfs(req, &sv);
+}
+
+static void pt_setxattr(struct rf_req *req, uint64_t ino, const char *name, const void *value,
+			size_t size, int flags)
+{
+	char path[64];
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	if (setxattr(path, name, value, size, flags) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+/* getxattr and listxattr share the size-probe protocol. */
+static void xattr_reply(struct rf_req *req, ssize_t n, const char *buf, size_t size)
+{
+	if (n < 0)
+		rf_reply_err(req, errno);
+	else if (size == 0)
+		rf_reply_xattr_size(req, (size_t)n);
+	else
+		rf_reply_data(req, buf, (size_t)n);
+}
+
+static void pt_getxattr(struct rf_req *req, uint64_t ino, const char *name, size_t size)
+{
+	char path[64], buf[65536];
+	ssize_t n;
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	if (size > sizeof(buf))
+		size = sizeof(buf);
+	n = getxattr(path, name, size ? buf : NULL, size);
+	xattr_reply(req, n, buf, size);
+}
+
+static void pt_listxattr(struct rf_req *req, uint64_t ino, size_t size)
+{
+	char path[64], buf[65536];
+	ssize_t n;
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	if (size > sizeof(buf))
+		size = sizeof(buf);
+	n = listxattr(path, size ? buf : NULL, size);
+	xattr_reply(req, n, buf, size);
+}
+
+static void pt_removexattr(struct rf_req *req, uint64_t ino, const char *name)
+{
+	char path[64];
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	if (removexattr(path, name) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_access(struct rf_req *req, uint64_t ino, int mask)
+{
+	char path[64];
+
+	proc_path(path, sizeof(path), fd_of(req, ino));
+	if (faccessat(AT_FDCWD, path, mask, 0) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_fallocate(struct rf_req *req, uint64_t ino, uint64_t fh, int mode, off_t off,
+			 off_t len)
+{
+	(void)ino;
+	if (fallocate((int)fh, mode, off, len) < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_ok(req);
+}
+
+static void pt_lseek(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, int whence)
+{
+	off_t r;
+
+	(void)ino;
+	r = lseek((int)fh, off, whence);
+	if (r < 0)
+		rf_reply_err(req, errno);
+	else
+		rf_reply_lseek(req, r);
+}
+
+const struct rf_plugin ringfence_plugin = {
+	RF_PLUGIN_INIT,
+	.name = "passthrough",
+	.init = pt_init,
+	.destroy = pt_destroy,
+	.lookup = pt_lookup,
+	.forget = pt_forget,
+	.getattr = pt_getattr,
+	.setattr = pt_setattr,
+	.readlink = pt_readlink,
+	.mknod = pt_mknod,
+	.mkdir = pt_mkdir,
+	.unlink = pt_unlink,
+	.rmdir = pt_rmdir,
+	.symlink = pt_symlink,
+	.rename = pt_rename,
+	.link = pt_link,
+	.open = pt_open,
+	.read = pt_read,
+	.write = pt_write,
+	.flush = pt_flush,
+	.release = pt_release,
+	.fsync = pt_fsync,
+	.opendir = pt_opendir,
+	.readdir = pt_readdir,
+	.releasedir = pt_releasedir,
+	.fsyncdir = pt_fsyncdir,
+	.statfs = pt_statfs,
+	.setxattr = pt_setxattr,
+	.getxattr = pt_getxattr,
+	.listxattr = pt_listxattr,
+	.removexattr = pt_removexattr,
+	.access = pt_access,
+	.create = pt_create,
+	.fallocate = pt_fallocate,
+	.lseek = pt_lseek,
+};

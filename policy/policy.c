@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+#include "policy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef RF_PLUGIN_DIR
+#define RF_PLUGIN_DIR "/usr/local/lib/ringfence/plugins"
+#endif
+
+#define RF_POLICY_FILE_MAX (1024 * 1024)
+#define RF_POLICY_MOUNTS_MAX 256
+
+struct parser {
+	const char *file;
+	int line;
+	char *err;
+	size_t errlen;
+	size_t errused;
+	int nerr;
+	int global_line;
+	struct rf_policy *pol;
+};
+
+static void perr(struct parser *ps, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void perr(struct parser *ps, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	ps->nerr++;
+	if (!ps->err || ps->errused + 1 >= ps->errlen)
+		return;
+	n = snprintf(ps->err + ps->errused, ps->errlen - ps->errused, "%s:%d: ", ps->file, line);
+	if (n < 0)
+		return;
+	ps->errused = ps->errused + (size_t)n < ps->errlen ? ps->errused + (size_t)n : ps->errlen - 1;
+	va_start(ap, fmt);
+	n = vsnprintf(ps->err + ps->errused, ps->errlen - ps->errused, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	ps->errused = ps->errused + (size_t)n < ps->errlen ? ps->errused + (size_t)n : ps->errlen - 1;
+	if (ps->errused + 1 < ps->errlen) {
+		ps->err[ps->errused++] = '\n';
+		ps->err[ps->errused] = '\0';
+	}
+}
+
+int rf_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		mult = 1ULL << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ULL << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ULL << 30;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end != '\0')
+		return -EINVAL;
+	if (v > UINT64_MAX / mult)
+		return -ERANGE;
+	*out = v * mult;
+	return 0;
+}
+
+const char *rf_transport_name(enum rf_transport t)
+{
+	switch (t) {
+	case RF_TRANSPORT_AUTO:
+		return "auto";
+	case RF_TRANSPORT_URING:
+		return "uring";
+	case RF_TRANSPORT_CLASSIC:
+		return "classic";
+	}
+	return "?";
+}
+
+/* ---- typed value parsers, one per kind of key ---- */
+
+enum key_kind { K_PATH, K_STRING, K_NAME, K_BOOL, K_UINT, K_SIZE, K_TRANSPORT, K_PLUGIN };
+
+struct key_def {
+	const char *key;
+	enum key_kind kind;
+	size_t offset;
+	size_t size; /* of the char array for string kinds */
+	uint64_t min, max; /* for K_UINT / K_SIZE */
+	uint64_t align; /* for K_SIZE: value must be a multiple */
+};
+
+#define MKEY(k, kind, field, mn, mx, al)                                                       \
+	{ k, kind, offsetof(struct rf_mount_policy, field),                                    \
+	  sizeof(((struct rf_mount_policy *)0)->field), mn, mx, al }
+#define GKEY(k, kind, field)                                                                   \
+	{ k, kind, offsetof(struct rf_policy, field), sizeof(((struct rf_policy *)0)->field), 0, 0, 0 }
+
+static const struct key_def mount_keys[] = {
+	MKEY("mountpoint", K_PATH, mountpoint, 0, 0, 0),
+	MKEY("plugin", K_PLUGIN, plugin, 0, 0, 0),
+	MKEY("source", K_PATH, source, 0, 0, 0),
+	MKEY("options", K_STRING, options, 0, 0, 0),
+	MKEY("user", K_NAME, user, 0, 0, 0),
+	MKEY("group", K_NAME, group, 0, 0, 0),
+	MKEY("transport", K_TRANSPORT, transport, 0, 0, 0),
+	MKEY("queue_depth", K_UINT, queue_depth, 1, RF_QUEUE_DEPTH_MAX, 0),
+	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
+	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
+	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
+	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
+	{ NULL, 0, 0, 0, 0, 0, 0 },
+};
+
+static const struct key_def global_keys[] = {
+	GKEY("control_socket", K_PATH, control_socket),
+	GKEY("plugin_dir", K_PATH, plugin_dir),
+	{ NULL, 0, 0, 0, 0, 0, 0 },
+};
+
+static int valid_name(const char *s, size_t max)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n >= max)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+			return 0;
+	return s[0] != '.' && s[0] != '-';
+}
+
+static int set_value(struct parser *ps, const struct key_def *k, void *base, const char *v)
+{
+	char *field = (char *)base + k->offset;
+	uint64_t n;
+	int r;
+
+	switch (k->kind) {
+	case K_PATH:
+		if (v[0] != '/') {
+			perr(ps, ps->line, "%s: expected an absolute path, got '%s'", k->key, v);
+			return -1;
+		}
+		if (strstr(v, "/../") || (strlen(v) >= 3 && !strcmp(v + strlen(v) - 3, "/.."))) {
+			perr(ps, ps->line, "%s: path must not contain '..': '%s'", k->key, v);
+			return -1;
+		}
+		/* fall through */
+	case K_STRING:
+		if (strlen(v) >= k->size) {
+			perr(ps, ps->line, "%s: value longer than %zu bytes", k->key, k->size - 1);
+			return -1;
+		}
+		strcpy(field, v);
+		return 0;
+	case K_NAME:
+		if (!valid_name(v, k->size)) {
+			perr(ps, ps->line,
+			     "%s: expected a name of letters, digits, '_', '-', '.', got '%s'",
+			     k->key, v);
+			return -1;
+		}
+		strcpy(field, v);
+		return 0;
+	case K_PLUGIN:
+		if (v[0] != '/' && !valid_name(v, RF_POLICY_NAME_MAX)) {
+			perr(ps, ps->line,
+			     "%s: expected a plugin name (e.g. passthrough) or an absolute path to a .so, got '%s'",
+			     k->key, v);
+			return -1;
+		}
+		if (strlen(v) >= k->size) {
+			perr(ps, ps->line, "%s: value longer than %zu bytes", k->key, k->size - 1);
+			return -1;
+		}
+		strcpy(field, v);
+		return 0;
+	case K_BOOL:
+		if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
+			*(bool *)field = true;
+		else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") ||
+			 !strcmp(v, "0"))
+			*(bool *)field = false;
+		else {
+			perr(ps, ps->line, "%s: expected yes or no, got '%s'", k->key, v);
+			return -1;
+		}
+		return 0;
+	case K_UINT:
+	case K_SIZE:
+		if (k->kind == K_UINT) {
+			char *end;
+
+			errno = 0;
+			n = strtoull(v, &end, 10);
+			r = (!isdigit((unsigned char)v[0]) || *end || errno) ? -EINVAL : 0;
+		} else {
+			r = rf_parse_size(v, &n);
+		}
+		if (r) {
+			perr(ps, ps->line, "%s: expected %s, got '%s'", k->key,
+			     k->kind == K_SIZE ? "a size such as 128K or 1M" : "a whole number", v);
+			return -1;
+		}
+		if (n < k->min || n > k->max) {
+			perr(ps, ps->line, "%s: %s is out of range %llu..%llu", k->key, v,
+			     (unsigned long long)k->min, (unsigned long long)k->max);
+			return -1;
+		}
+		if (k->align && n % k->align) {
+			perr(ps, ps->line, "%s: %s is not a multiple of %llu", k->key, v,
+			     (unsigned long long)k->align);
+			return -1;
+		}
+		*(uint32_t *)field = (uint32_t)n;
+		return 0;
+	case K_TRANSPORT:
+		if (!strcmp(v, "auto"))
+			*(enum rf_transport *)field = RF_TRANSPORT_AUTO;
+		else if (!strcmp(v, "uring"))
+			*(enum rf_transport *)field = RF_TRANSPORT_URING;
+		else if (!strcmp(v, "classic"))
+			*(enum rf_transport *)field = RF_TRANSPORT_CLASSIC;
+		else {
+			perr(ps, ps->line, "%s: expected auto, uring or classic, got '%s'", k->key, v);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static void mount_defaults(struct rf_mount_policy *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->transport = RF_TRANSPORT_AUTO;
+	m->queue_depth = RF_DEFAULT_QUEUE_DEPTH;
+	m->max_write = RF_DEFAULT_MAX_WRITE;
+	m->default_permissions = true;
+	strcpy(m->user, RF_DEFAULT_USER);
+	strcpy(m->group, RF_DEFAULT_GROUP);
+}
+
+/* Which keys a section has set, to catch duplicates and missing ones. */
+#define MAX_KEYS 32
+
+struct section {
+	int is_mount;
+	struct rf_mount_policy *m;
+	int key_line[MAX_KEYS];
+};
+
+static int path_under(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (strcmp(b, "/") == 0)
+		return 1;
+	return strncmp(a, b, n) == 0 && (a[n] == '/' || a[n] == '\0');
+}
+
+static void check_mount(struct parser *ps, struct section *sec)
+{
+	struct rf_mount_policy *m = sec->m;
+	size_t i;
+
+	if (!m->mountpoint[0])
+		perr(ps, m->line, "[mount %s]: missing required key 'mountpoint'", m->name);
+	if (!m->plugin[0])
+		perr(ps, m->line, "[mount %s]: missing required key 'plugin'", m->name);
+	if (m->mountpoint[0] && m->source[0] &&
+	    (path_under(m->source, m->mountpoint) || path_under(m->mountpoint, m->source)))
+		perr(ps, sec->key_line[2] ? sec->key_line[2] : m->line,
+		     "source: '%s' and mountpoint '%s' must not contain one another", m->source,
+		     m->mountpoint);
+	for (i = 0; i + 1 < ps->pol->nmounts; i++) {
+		const struct rf_mount_policy *o = &ps->pol->mounts[i];
+
+		if (!strcmp(o->name, m->name))
+			perr(ps, m->line, "[mount %s]: name already used at line %d", m->name,
+			     o->line);
+		else if (m->mountpoint[0] && !strcmp(o->mountpoint, m->mountpoint))
+			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+			     "mountpoint: '%s' is already the mountpoint of [mount %s] (line %d)",
+			     m->mountpoint, o->name, o->line);
+	}
+}
+
+static int parse_header(struct parser *ps, char *s, struct section *sec)
+{
+	char *end = strchr(s, ']');
+	char *name;
+
+	if (!end || trim(end + 1)[0] != '\0') {
+		perr(ps, ps->line, "expected a section header '[global]' or '[mount NAME]'");
+		return -1;
+	}
+	*end = '\0';
+	s = trim(s + 1);
+	memset(sec->key_line, 0, sizeof(sec->key_line));
+	if (!strcmp(s, "global")) {
+		if (ps->global_line) {
+			perr(ps, ps->line, "[global] appears twice (first at line %d)",
+			     ps->global_line);
+			return -1;
+		}
+		ps->global_line = ps->line;
+		sec->is_mount = 0;
+		sec->m = NULL;
+		return 0;
+	}
+	if (strncmp(s, "mount", 5) != 0 || (s[5] != ' ' && s[5] != '\t')) {
+		perr(ps, ps->line, "unknown section '[%s]': expected [global] or [mount NAME]", s);
+		return -1;
+	}
+	name = trim(s + 5);
+	if (!valid_name(name, RF_POLICY_NAME_MAX)) {
+		perr(ps, ps->line,
+		     "[mount %s]: NAME must be 1-%d letters, digits, '_', '-' or '.'", name,
+		     RF_POLICY_NAME_MAX - 1);
+		return -1;
+	}
+	if (ps->pol->nmounts >= RF_POLICY_MOUNTS_MAX) {
+		perr(ps, ps->line, "too many mounts (at most %d)", RF_POLICY_MOUNTS_MAX);
+		return -1;
+	}
+	{
+		struct rf_mount_policy *nm =
+			realloc(ps->pol->mounts, (ps->pol->nmounts + 1) * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		ps->pol->mounts = nm;
+	}
+	sec->m = &ps->pol->mounts[ps->pol->nmounts++];
+	mount_defaults(sec->m);
+	strcpy(sec->m->name, name);
+	sec->m->line = ps->line;
+	sec->is_mount = 1;
+	return 0;
+}
+
+static void parse_kv(struct parser *ps, char *s, struct section *sec)
+{
+	const struct key_def *keys = sec->is_mount ? mount_keys : global_keys;
+	char *eq = strchr(s, '=');
+	char *k, *v;
+	int i;
+
+	if (!eq) {
+		perr(ps, ps->line, "expected 'key = value', got '%s'", s);
+		return;
+	}
+	*eq = '\0';
+	k = trim(s);
+	v = trim(eq + 1);
+	for (i = 0; keys[i].key; i++)
+		if (!strcmp(keys[i].key, k))
+			break;
+	if (!keys[i].key) {
+		perr(ps, ps->line, "unknown key '%s' in %s", k,
+		     sec->is_mount ? "a [mount] section" : "[global]");
+		return;
+	}
+	if (sec->key_line[i]) {
+		perr(ps, ps->line, "%s: set twice (first at line %d)", k, sec->key_line[i]);
+		return;
+	}
+	sec->key_line[i] = ps->line;
+	if (!v[0]) {
+		perr(ps, ps->line, "%s: empty value", k);
+		return;
+	}
+	set_value(ps, &keys[i], sec->is_mount ? (void *)sec->m : (void *)ps->pol, v);
+}
+
+int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_policy **out, char *err,
+		    size_t errlen)
+{
+	struct parser ps = { .file = file, .err = err, .errlen = errlen };
+	struct section sec = { 0 };
+	int have_section = 0, r;
+	size_t pos = 0;
+	char line[4096];
+
+	if (err && errlen)
+		err[0] = '\0';
+	ps.pol = calloc(1, sizeof(*ps.pol));
+	if (!ps.pol)
+		return -ENOMEM;
+	snprintf(ps.pol->file, sizeof(ps.pol->file), "%s", file);
+	strcpy(ps.pol->control_socket, RF_DEFAULT_CONTROL_SOCKET);
+	snprintf(ps.pol->plugin_dir, sizeof(ps.pol->plugin_dir), "%s", RF_PLUGIN_DIR);
+
+	while (pos < len) {
+		size_t end = pos, n;
+		char *s, *hash;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		n = end - pos;
+		ps.line++;
+		if (memchr(text + pos, '\0', n)) {
+			perr(&ps, ps.line, "NUL byte in line");
+			pos = end + 1;
+			continue;
+		}
+		if (n >= sizeof(line)) {
+			perr(&ps, ps.line, "line longer than %zu bytes", sizeof(line) - 1);
+			pos = end + 1;
+			continue;
+		}
+		memcpy(line, text + pos, n);
+		line[n] = '\0';
+		pos = end + 1;
+		/* '#' starts a comment only at the start of a line or after white
+		 * space, so values may contain '#'. */
+		for (hash = line; (hash = strchr(hash, '#')); hash++)
+			if (hash == line || hash[-1] == ' ' || hash[-1] == '\t') {
+				*hash = '\0';
+				break;
+			}
+		s = trim(line);
+		if (!s[0])
+			continue;
+		if (s[0] == '[') {
+			if (have_section && sec.is_mount && sec.m)
+				check_mount(&ps, &sec);
+			r = parse_header(&ps, s, &sec);
+			if (r == -ENOMEM)
+				goto nomem;
+			if (r < 0) {
+				/* skip the keys of a rejected section */
+				sec.is_mount = 1;
+				sec.m = NULL;
+			}
+			have_section = 1;
+			continue;
+		}
+		if (!have_section) {
+			perr(&ps, ps.line, "key outside a section: start with [global] or [mount NAME]");
+			continue;
+		}
+		if (sec.is_mount && !sec.m)
+			continue; /* inside a rejected header; already reported */
+		parse_kv(&ps, s, &sec);
+	}
+	if (have_section && sec.is_mount && sec.m)
+		check_mount(&ps, &sec);
+	if (ps.pol->nmounts == 0 && ps.nerr == 0)
+		perr(&ps, ps.line ? ps.line : 1, "no [mount NAME] section: nothing to serve");
+	if (ps.nerr) {
+		rf_policy_free(ps.pol);
+		return -EINVAL;
+	}
+	*out = ps.pol;
+	return 0;
+nomem:
+	rf_policy_free(ps.pol);
+	return -ENOMEM;
+}
+
+int rf_policy_load(const char *path, struct rf_policy **out, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	size_t got = 0;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s\n", path, strerror(errno));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > RF_POLICY_FILE_MAX) {
+		snprintf(err, errlen, "%s: not a regular file of at most %d bytes\n", path,
+			 RF_POLICY_FILE_MAX);
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	r = rf_policy_parse(path, buf, got, out, err, errlen);
+	free(buf);
+	return r;
+}
+
+void rf_policy_free(struct rf_policy *p)
+{
+	if (!p)
+		return;
+	free(p->mounts);
+	free(p);
+}
+
+int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_policy *m, char *out,
+			  size_t outlen)
+{
+	int n;
+
+	if (m->plugin[0] == '/')
+		n = snprintf(out, outlen, "%s", m->plugin);
+	else
+		n = snprintf(out, outlen, "%s/%s.so", p->plugin_dir, m->plugin);
+	return (n < 0 || (size_t)n >= outlen) ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The deployment policy file: a [global] section and any number of
+ * [mount NAME] sections of `key = value` lines. '#' starts a comment.
+ *
+ * Parsing is pure (no system calls beyond reading the file) so that
+ * `ringfenced --check` validates without touching the system. Every error
+ * names FILE:LINE and the key at fault.
+ */
+#ifndef RINGFENCE_POLICY_H
+#define RINGFENCE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RF_POLICY_NAME_MAX 64
+#define RF_POLICY_PATH_MAX 1024
+#define RF_POLICY_OPTIONS_MAX 1024
+
+enum rf_transport {
+	RF_TRANSPORT_AUTO = 0,
+	RF_TRANSPORT_URING = 1,
+	RF_TRANSPORT_CLASSIC = 2,
+};
+
+struct rf_mount_policy {
+	char name[RF_POLICY_NAME_MAX];
+	int line; /* of the [mount NAME] header */
+	char mountpoint[RF_POLICY_PATH_MAX];
+	char plugin[RF_POLICY_PATH_MAX];
+	char source[RF_POLICY_PATH_MAX]; /* "" when absent */
+	char options[RF_POLICY_OPTIONS_MAX];
+	char user[RF_POLICY_NAME_MAX];
+	char group[RF_POLICY_NAME_MAX];
+	enum rf_transport transport;
+	uint32_t queue_depth;
+	uint32_t max_write;
+	bool allow_other;
+	bool default_permissions;
+	bool read_only;
+};
+
+struct rf_policy {
+	char file[RF_POLICY_PATH_MAX];
+	char control_socket[RF_POLICY_PATH_MAX];
+	char plugin_dir[RF_POLICY_PATH_MAX];
+	size_t nmounts;
+	struct rf_mount_policy *mounts;
+};
+
+/* Defaults (also documented in the README). */
+#define RF_DEFAULT_CONTROL_SOCKET "/run/ringfence/control.sock"
+#define RF_DEFAULT_QUEUE_DEPTH 8
+#define RF_DEFAULT_MAX_WRITE (1024 * 1024)
+#define RF_DEFAULT_USER "nobody"
+#define RF_DEFAULT_GROUP "nogroup"
+#define RF_MAX_WRITE_MIN 4096
+#define RF_MAX_WRITE_MAX (1024 * 1024)
+#define RF_QUEUE_DEPTH_MAX 128
+
+/*
+ * Parse @len bytes of @text, naming @file in errors. On success returns 0
+ * and a policy the caller frees with rf_policy_free(). On failure returns
+ * -EINVAL and writes every error found (one per line, "FILE:LINE: ...") to
+ * @err, truncated to @errlen.
+ */
+int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_policy **out, char *err,
+		    size_t errlen);
+
+/* Read @path and parse it. Returns 0, -EINVAL (parse errors in @err) or
+ * another -errno when the file cannot be read (also described in @err). */
+int rf_policy_load(const char *path, struct rf_policy **out, char *err, size_t errlen);
+
+void rf_policy_free(struct rf_policy *p);
+
+/* "4096", "64K", "1M", "2G" (powers of 1024). Returns 0 or -EINVAL/-ERANGE. */
+int rf_parse_size(const char *s, uint64_t *out);
+
+const char *rf_transport_name(enum rf_transport t);
+
+/* Resolve a mount's plugin to a file: absolute paths stay, bare names
+ * become DIR/NAME.so with DIR = the policy's plugin_dir. Returns 0 or
+ * -ENAMETOOLONG. */
+int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_policy *m, char *out,
+			  size_t outlen);
+
+#endif /* RINGFENCE_POLICY_H */

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringfence-worker: serves one mount for the broker.
+ *
+ * Start-up runs as root, trusted, and does only this: take the configuration
+ * and the inherited rings, map the pool at the broker's address, open the
+ * plugin file and the source directory, and drop every privilege. Only then
+ * is plugin code loaded (its constructors run at dlopen).
+ */
+#include <cap-ng.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "worker.h"
+
+static struct rf_worker W;
+
+static void ipc_log_sink(int level, const char *line)
+{
+	char buf[sizeof(struct rf_msg_log) + 1024];
+	struct rf_msg_log *l = (struct rf_msg_log *)buf;
+	size_t n = strnlen(line, 1023);
+
+	l->level = (uint32_t)level;
+	memcpy(l->line, line, n);
+	l->line[n] = '\0';
+	if (rf_msg_send(W.ipc_fd, RF_MSG_LOG, 0, l, sizeof(*l) + n + 1, NULL, 0) < 0) {
+		/* the broker is gone: stderr is all that is left */
+		ssize_t w = write(STDERR_FILENO, line, n);
+
+		(void)w;
+	}
+}
+
+static void __attribute__((noreturn)) fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(int err, const char *fmt, ...)
+{
+	char buf[sizeof(struct rf_msg_failed) + 512];
+	struct rf_msg_failed *f = (struct rf_msg_failed *)buf;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(f->what, 512, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if (n > 511)
+		n = 511;
+	f->error = err;
+	rf_msg_send(W.ipc_fd, RF_MSG_FAILED, 0, f, sizeof(*f) + (size_t)n + 1, NULL, 0);
+	log_warnx("%s: %s", f->what, strerror(err));
+	exit(1);
+}
+
+static bool terminated(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+static void recv_config(void)
+{
+	struct rf_msg m;
+	uint32_t q;
+	int r;
+
+	r = rf_msg_recv(W.ipc_fd, &m);
+	if (r < 0 || m.hdr.type != RF_MSG_CONFIG || m.nfds != 1)
+		fatalx("expected CONFIG from the broker (%s)", r < 0 ? strerror(-r) : "wrong type");
+	memcpy(&W.cfg, m.payload, sizeof(W.cfg));
+	if (W.cfg.version != RF_IPC_VERSION || !terminated(W.cfg.name, sizeof(W.cfg.name)) ||
+	    !terminated(W.cfg.plugin, sizeof(W.cfg.plugin)) ||
+	    !terminated(W.cfg.source, sizeof(W.cfg.source)) ||
+	    !terminated(W.cfg.options, sizeof(W.cfg.options)))
+		fatalx("malformed CONFIG");
+	if (rf_pool_geom_init(&W.geom, W.cfg.nqueues, W.cfg.depth, W.cfg.payload_size) < 0 ||
+	    W.geom.total_size != W.cfg.pool_size)
+		fatalx("CONFIG: pool geometry does not add up");
+	W.pool = mmap((void *)(uintptr_t)W.cfg.pool_addr, W.cfg.pool_size, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_FIXED_NOREPLACE, m.fds[0], 0);
+	if (W.pool == MAP_FAILED || W.pool != (void *)(uintptr_t)W.cfg.pool_addr)
+		fail(errno ? errno : EEXIST, "map the pool at 0x%llx",
+		     (unsigned long long)W.cfg.pool_addr);
+	close(m.fds[0]);
+	W.ctl = W.pool;
+	if (W.ctl->magic != RF_POOL_MAGIC || W.ctl->nqueues != W.cfg.nqueues)
+		fatalx("the pool's control area does not match CONFIG");
+
+	W.nqueues = W.cfg.nqueues;
+	W.queues = calloc(W.nqueues, sizeof(*W.queues));
+	if (!W.queues)
+		fatal("calloc");
+	for (q = 0; q < W.nqueues; q++) {
+		struct rf_msg_ring ring;
+
+		r = rf_msg_recv(W.ipc_fd, &m);
+		if (r < 0 || m.hdr.type != RF_MSG_RING)
+			fatalx("expected RING %u from the broker", q);
+		memcpy(&ring, m.payload, sizeof(ring));
+		if (ring.qid != q)
+			fatalx("RING for queue %u out of order", ring.qid);
+		W.queues[q].ring_fd = ring.fd;
+		W.queues[q].params = ring.params;
+	}
+}
+
+static void setup_queues(void)
+{
+	uint32_t q, e;
+
+	for (q = 0; q < W.nqueues; q++) {
+		struct rf_queue *qu = &W.queues[q];
+		bool reader = (q == 0 && W.cfg.transport == RF_XPORT_URING);
+
+		qu->w = &W;
+		qu->qid = q;
+		qu->stats = &W.ctl->q[q];
+		qu->nreqs = W.cfg.depth + (reader ? 1 : 0);
+		qu->reqs = calloc(qu->nreqs, sizeof(*qu->reqs));
+		if (!qu->reqs)
+			fatal("calloc");
+		for (e = 0; e < qu->nreqs; e++) {
+			struct rf_req *req = &qu->reqs[e];
+			uint32_t slot = e < W.cfg.depth ? rf_pool_slot_index(&W.geom, q, e)
+							: W.geom.nslots - 1;
+
+			req->q = qu;
+			req->idx = e;
+			req->slot = slot;
+			req->classic = W.cfg.transport == RF_XPORT_CLASSIC || e == W.cfg.depth;
+			req->hdr = (char *)W.pool + rf_pool_slot_offset(&W.geom, slot);
+			req->payload = req->hdr + RF_SLOT_HDR_SIZE;
+			req->payload_cap = W.geom.payload_size;
+			req->fd = -1;
+		}
+	}
+}
+
+static int open_plugin_file(void)
+{
+	int fd = open(W.cfg.plugin, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fail(errno, "open plugin %s", W.cfg.plugin);
+	return fd;
+}
+
+static void drop_privileges(void)
+{
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_change_id((int)W.cfg.uid, (int)W.cfg.gid,
+			    CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING) < 0)
+		fail(EPERM, "drop to uid %u gid %u", W.cfg.uid, W.cfg.gid);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(errno, "no_new_privs");
+	if (getuid() != W.cfg.uid || geteuid() != W.cfg.uid || getgid() != W.cfg.gid ||
+	    capng_have_capabilities(CAPNG_SELECT_BOTH) != CAPNG_NONE)
+		fail(EPERM, "privileges still held after the drop");
+}
+
+static void load_plugin(int plugin_fd)
+{
+	char path[64];
+	const struct rf_plugin *p;
+	void *h;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", plugin_fd);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fail(ENOEXEC, "load plugin %s: %s", W.cfg.plugin, dlerror());
+	close(plugin_fd);
+	p = dlsym(h, "ringfence_plugin");
+	if (!p)
+		fail(ENOEXEC, "plugin %s exports no 'ringfence_plugin'", W.cfg.plugin);
+	if (p->abi_version != RF_PLUGIN_ABI_VERSION)
+		fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks %u", W.cfg.plugin,
+		     p->abi_version, RF_PLUGIN_ABI_VERSION);
+	if (p->struct_size < sizeof(struct rf_plugin))
+		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected %zu",
+		     W.cfg.plugin, p->struct_size, sizeof(struct rf_plugin));
+	W.plugin = p;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ringfence-worker --ipc-fd FD\n"
+		   "\n"
+		   "Serves one ringfence mount. Started by ringfenced, which passes the\n"
+		   "rings and the configuration; not meant to be run by hand.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "ipc-fd", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rf_msg_hello hello = { .version = RF_IPC_VERSION };
+	struct rf_init_args ia;
+	struct rf_msg_ready ready;
+	int c, plugin_fd, err;
+	uint32_t q;
+
+	W.ipc_fd = -1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			W.ipc_fd = atoi(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (W.ipc_fd < 0 || fcntl(W.ipc_fd, F_GETFD) < 0) {
+		usage(stderr);
+		return 2;
+	}
+	fcntl(W.ipc_fd, F_SETFD, FD_CLOEXEC);
+	/* the kernel has applied the client's umask already */
+	umask(0);
+	log_init("ringfence-worker", 1, RF_LOG_INFO);
+	log_set_sink(ipc_log_sink);
+	hello.pid = (uint32_t)getpid();
+	if (rf_msg_send(W.ipc_fd, RF_MSG_HELLO, 0, &hello, sizeof(hello), NULL, 0) < 0)
+		fatal("send HELLO");
+	recv_config();
+	for (q = 0; q < W.nqueues; q++)
+		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
+	setup_queues();
+
+	/* Trusted start-up: open what the plugin will need, then drop. */
+	plugin_fd = open_plugin_file();
+	W.source_fd = -1;
+	if (W.cfg.source[0]) {
+		W.source_fd = open(W.cfg.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (W.source_fd < 0)
+			fail(errno, "open source %s", W.cfg.source);
+	}
+	drop_privileges();
+
+	/* Untrusted from here on: plugin code runs from dlopen. */
+	load_plugin(plugin_fd);
+	memset(&ia, 0, sizeof(ia));
+	ia.name = W.cfg.name;
+	ia.source_fd = W.source_fd;
+	ia.source = W.cfg.source;
+	ia.options = W.cfg.options;
+	ia.max_write = W.cfg.max_write;
+	ia.read_only = (int)W.cfg.read_only;
+	if (W.plugin->init) {
+		err = W.plugin->init(&ia, &W.userdata);
+		if (err)
+			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
+			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
+	}
+
+	pthread_mutex_init(&W.start_lock, NULL);
+	pthread_cond_init(&W.start_cond, NULL);
+	for (q = 0; q < W.nqueues; q++) {
+		err = rf_queue_start(&W.queues[q]);
+		if (err < 0)
+			fail(-err, "start queue %u", q);
+	}
+	pthread_mutex_lock(&W.start_lock);
+	while (atomic_load(&W.registered) < W.nqueues)
+		pthread_cond_wait(&W.start_cond, &W.start_lock);
+	pthread_mutex_unlock(&W.start_lock);
+	ready.transport = W.cfg.transport;
+	ready.nqueues = W.nqueues;
+	rf_msg_send(W.ipc_fd, RF_MSG_READY, 0, &ready, sizeof(ready), NULL, 0);
+
+	/* The main thread waits for the broker: SHUTDOWN or its end. */
+	for (;;) {
+		struct rf_msg m;
+		int r = rf_msg_recv(W.ipc_fd, &m);
+
+		if (r == -EINTR)
+			continue;
+		if (r < 0 || m.hdr.type == RF_MSG_SHUTDOWN)
+			break;
+		rf_msg_close_fds(&m);
+		log_warnx("unexpected %s from the broker; ignored", rf_msg_name(m.hdr.type));
+	}
+	atomic_store(&W.stop, 1);
+	for (q = 0; q < W.nqueues; q++)
+		rf_queue_wake(&W.queues[q]);
+	for (q = 0; q < W.nqueues; q++)
+		pthread_join(W.queues[q].thread, NULL);
+	if (W.plugin->destroy)
+		W.plugin->destroy(W.userdata);
+	return 0;
+}

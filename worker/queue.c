@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One thread per FUSE queue, each the single issuer of its own ring.
+ *
+ * io-uring transport: every entry REGISTERs its slot (header + payload) and
+ * then loops on COMMIT_AND_FETCH. Queue 0 also keeps a plain READ posted on
+ * fixed file 0 for what the kernel still sends through /dev/fuse (FORGET,
+ * BATCH_FORGET, INTERRUPT) -- and for everything, should a failed REGISTER
+ * have turned the connection back to classic.
+ *
+ * classic transport: every entry keeps a plain READ posted on its queue's
+ * cloned /dev/fuse (fixed file 0) and answers with a plain WRITE on it.
+ *
+ * Either way, file data moves between the plugin's files and the pool with
+ * READ_FIXED / WRITE_FIXED, and the worker holds no /dev/fuse descriptor.
+ *
+ * The low bits of each SQE's user_data say what completed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "uring_uapi.h"
+#include "worker.h"
+
+enum {
+	TAG_CMD = 1, /* FUSE REGISTER / COMMIT_AND_FETCH */
+	TAG_DATA = 2, /* READ_FIXED / WRITE_FIXED */
+	TAG_CREAD = 3, /* classic READ of /dev/fuse */
+	TAG_CWRITE = 4, /* classic reply WRITE */
+	TAG_WAKE = 5, /* eventfd read */
+	TAG_MASK = 7,
+};
+
+static __thread struct rf_queue *cur_queue;
+
+static struct io_uring_sqe *get_sqe(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe) {
+		/* The ring has room for every op the queue can have in flight,
+		 * so a full SQ only means we must flush what we queued. */
+		io_uring_submit(&q->ring);
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			fatalx("queue %u: submission queue full", q->qid);
+	}
+	return sqe;
+}
+
+static void set_data(struct io_uring_sqe *sqe, void *p, unsigned int tag)
+{
+	sqe->user_data = (uint64_t)(uintptr_t)p | tag;
+}
+
+static void post_register(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct io_uring_sqe *sqe = get_sqe(q);
+
+	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_REGISTER, (uint16_t)q->qid, 0);
+	req->iov[0].iov_base = req->hdr;
+	req->iov[0].iov_len = sizeof(struct fuse_uring_req_header);
+	req->iov[1].iov_base = req->payload;
+	req->iov[1].iov_len = req->payload_cap;
+	sqe->addr = (uint64_t)(uintptr_t)req->iov;
+	sqe->len = 2;
+	set_data(sqe, req, TAG_CMD);
+	req->state = RQ_WAIT;
+}
+
+static void post_classic_read(struct rf_req *req)
+{
+	struct io_uring_sqe *sqe = get_sqe(req->q);
+	/* land so that WRITE data starts at the payload's first byte */
+	char *buf = req->payload - RF_CLASSIC_PREFIX;
+
+	io_uring_prep_read(sqe, RF_FILE_SLOT_FUSE, buf, req->payload_cap + RF_CLASSIC_PREFIX, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	set_data(sqe, req, TAG_CREAD);
+	req->state = RQ_WAIT;
+}
+
+static void post_wake_read(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+
+	io_uring_prep_read(sqe, RF_FILE_SLOT_WAKE, &q->ev_buf, sizeof(q->ev_buf), 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	set_data(sqe, q, TAG_WAKE);
+}
+
+static void commit(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+
+	if (req->error)
+		q->stats->errors++;
+	if (req->classic) {
+		struct fuse_out_header *oh = (void *)(req->payload - sizeof(*oh));
+		struct io_uring_sqe *sqe;
+
+		oh->len = (uint32_t)sizeof(*oh) + (req->error ? 0 : req->reply_len);
+		oh->error = -req->error;
+		oh->unique = req->in.unique;
+		sqe = get_sqe(q);
+		io_uring_prep_write(sqe, RF_FILE_SLOT_FUSE, oh, oh->len, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		set_data(sqe, req, TAG_CWRITE);
+		req->state = RQ_REPLY;
+	} else {
+		struct fuse_uring_req_header *h = (void *)req->hdr;
+		struct fuse_out_header oh = {
+			.len = (uint32_t)sizeof(oh) + (req->error ? 0 : req->reply_len),
+			.error = -req->error,
+			.unique = req->in.unique,
+		};
+		struct io_uring_sqe *sqe;
+
+		memcpy(h->in_out, &oh, sizeof(oh));
+		h->ring_ent_in_out.payload_sz = req->error ? 0 : req->reply_len;
+		sqe = get_sqe(q);
+		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
+				 req->in.unique);
+		set_data(sqe, req, TAG_CMD);
+		req->state = RQ_WAIT;
+	}
+}
+
+/* Submit the next piece of a fixed-buffer data op. */
+static void post_data(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	uint32_t slot = RF_FILE_SLOT_DATA + req->idx;
+	struct io_uring_sqe *sqe;
+
+	sqe = get_sqe(q);
+	if (req->fd_op == RF_FDOP_READ)
+		io_uring_prep_read_fixed(sqe, (int)slot, req->payload + req->done,
+					 req->len - req->done, req->off + req->done,
+					 RF_BUF_INDEX_POOL);
+	else
+		io_uring_prep_write_fixed(sqe, (int)slot, req->payload + req->done,
+					  req->len - req->done, req->off + req->done,
+					  RF_BUF_INDEX_POOL);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	set_data(sqe, req, TAG_DATA);
+	req->state = RQ_DATA;
+}
+
+static void start_data(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	unsigned int slot = RF_FILE_SLOT_DATA + req->idx;
+	struct io_uring_files_update up = { .offset = slot, .fds = (uint64_t)(uintptr_t)&req->fd };
+	int r;
+
+	if (req->len == 0) {
+		req->fd_op = RF_FDOP_NONE;
+		req->reply_len = 0;
+		if (req->in.opcode == FUSE_WRITE) {
+			struct fuse_write_out o = { 0 };
+
+			memcpy(req->payload, &o, sizeof(o));
+			req->reply_len = sizeof(o);
+		}
+		commit(req);
+		return;
+	}
+	/* Install the plugin's file in this entry's slot; the ring keeps its
+	 * own reference, so a plugin closing the fd early cannot redirect
+	 * the op to another file. */
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	if (r < 0) {
+		req->error = r == -EBADF ? EBADF : EIO;
+		req->fd_op = RF_FDOP_NONE;
+		if (r != -EBADF)
+			log_warnx("queue %u: install data file: %s", q->qid, strerror(-r));
+		commit(req);
+		return;
+	}
+	req->done = 0;
+	post_data(req);
+}
+
+static void data_done(struct rf_req *req, int res)
+{
+	struct rf_queue *q = req->q;
+
+	if (res > 0) {
+		if (req->fd_op == RF_FDOP_READ) {
+			q->stats->read_fixed_ops++;
+			q->stats->read_fixed_bytes += (uint64_t)res;
+		} else {
+			q->stats->write_fixed_ops++;
+			q->stats->write_fixed_bytes += (uint64_t)res;
+		}
+		req->done += (uint32_t)res;
+		if (req->done < req->len) {
+			post_data(req); /* short transfer: carry on */
+			return;
+		}
+	} else if (res < 0 && req->done == 0) {
+		req->error = -res < 512 ? -res : EIO;
+	}
+	/* res == 0: end of file */
+	if (req->fd_op == RF_FDOP_READ) {
+		req->reply_len = req->done;
+	} else {
+		struct fuse_write_out o = { .size = req->done };
+
+		memcpy(req->payload, &o, sizeof(o));
+		req->reply_len = sizeof(o);
+	}
+	req->fd_op = RF_FDOP_NONE;
+	commit(req);
+}
+
+/* On the owning thread: a reply is ready to go out. */
+static void complete(struct rf_req *req)
+{
+	if (req->fd_op != RF_FDOP_NONE && !req->error)
+		start_data(req);
+	else
+		commit(req);
+}
+
+void rf_req_finish(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+
+	if (cur_queue == q) {
+		complete(req);
+		return;
+	}
+	/* another thread replied: hand the request to its queue's thread */
+	pthread_mutex_lock(&q->mbox_lock);
+	req->mbox_next = q->mbox;
+	q->mbox = req;
+	pthread_mutex_unlock(&q->mbox_lock);
+	rf_queue_wake(q);
+}
+
+void rf_queue_wake(struct rf_queue *q)
+{
+	uint64_t one = 1;
+
+	if (write(q->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("queue %u: wake", q->qid);
+}
+
+static void drain_mbox(struct rf_queue *q)
+{
+	struct rf_req *list, *next;
+
+	pthread_mutex_lock(&q->mbox_lock);
+	list = q->mbox;
+	q->mbox = NULL;
+	pthread_mutex_unlock(&q->mbox_lock);
+	for (; list; list = next) {
+		next = list->mbox_next;
+		complete(list);
+	}
+}
+
+/* A request fetched through a FUSE io-uring entry. */
+static void uring_fetched(struct rf_req *req)
+{
+	const struct fuse_uring_req_header *h = (const void *)req->hdr;
+	struct fuse_uring_ent_in_out eio;
+
+	memcpy(&req->in, h->in_out, sizeof(req->in));
+	memcpy(&eio, &h->ring_ent_in_out, sizeof(eio));
+	req->q->stats->requests++;
+	req->q->stats->uring_requests++;
+	req->arg0 = h->op_in;
+	req->rest = req->payload;
+	req->rest_len = eio.payload_sz;
+	if (eio.payload_sz > req->payload_cap || eio.commit_id != req->in.unique) {
+		log_warnx("queue %u: kernel entry with payload %u > %u or commit id mismatch",
+			  req->q->qid, eio.payload_sz, req->payload_cap);
+		req->state = RQ_PLUGIN;
+		rf_req_reset(req);
+		rf_reply_err(req, EIO);
+		return;
+	}
+	rf_dispatch(req);
+}
+
+/* A request read from /dev/fuse into [payload - prefix, ...). */
+static void classic_fetched(struct rf_req *req, uint32_t n)
+{
+	struct rf_queue *q = req->q;
+	const char *buf = req->payload - RF_CLASSIC_PREFIX;
+	uint32_t a0;
+
+	if (n < sizeof(req->in)) {
+		log_warnx("queue %u: short /dev/fuse read (%u bytes)", q->qid, n);
+		post_classic_read(req);
+		return;
+	}
+	memcpy(&req->in, buf, sizeof(req->in));
+	q->stats->requests++;
+	q->stats->classic_requests++;
+	if (req->in.len != n) {
+		log_warnx("queue %u: /dev/fuse message says %u bytes, read %u", q->qid,
+			  req->in.len, n);
+		post_classic_read(req);
+		return;
+	}
+	if (rf_dispatch_noreply(q->w, q, &req->in, buf + sizeof(req->in),
+				n - (uint32_t)sizeof(req->in))) {
+		post_classic_read(req);
+		return;
+	}
+	a0 = rf_op_arg0_size(req->in.opcode);
+	if (n < sizeof(req->in) + a0) {
+		req->state = RQ_PLUGIN;
+		rf_req_reset(req);
+		rf_reply_err(req, EINVAL);
+		return;
+	}
+	req->arg0 = buf + sizeof(req->in);
+	req->rest = req->arg0 + a0;
+	req->rest_len = n - (uint32_t)sizeof(req->in) - a0;
+	rf_dispatch(req);
+}
+
+static void entry_gone(struct rf_req *req, int res)
+{
+	struct rf_queue *q = req->q;
+
+	req->state = RQ_DEAD;
+	if (q->live)
+		q->live--;
+	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ENODEV && res != -ECANCELED)
+		log_warnx("queue %u entry %u: %s failed: %s", q->qid, req->idx,
+			  req->classic ? "/dev/fuse read" : "FUSE io-uring command", strerror(-res));
+}
+
+static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
+{
+	unsigned int tag = (unsigned int)(cqe->user_data & TAG_MASK);
+	void *p = (void *)(uintptr_t)(cqe->user_data & ~(uint64_t)TAG_MASK);
+	struct rf_req *req = p;
+	int res = cqe->res;
+
+	switch (tag) {
+	case TAG_WAKE:
+		drain_mbox(q);
+		if (!atomic_load(&q->w->stop))
+			post_wake_read(q);
+		return;
+	case TAG_CMD:
+		if (res == 0) {
+			uring_fetched(req);
+			return;
+		}
+		if (req->state == RQ_WAIT && (res == -EINVAL || res == -EOPNOTSUPP) &&
+		    q->w->ctl->transport == RF_XPORT_URING && req->idx == 0 && !req->classic) {
+			log_warnx("queue %u: FUSE io-uring REGISTER refused (%s); the kernel has "
+				  "fallen back to /dev/fuse, served by queue 0's reader",
+				  q->qid, strerror(-res));
+			q->w->ctl->transport = RF_XPORT_CLASSIC;
+		}
+		entry_gone(req, res);
+		return;
+	case TAG_CREAD:
+		if (res > 0) {
+			classic_fetched(req, (uint32_t)res);
+			return;
+		}
+		if (res == -EINTR || res == -EAGAIN || res == -ENOENT) {
+			post_classic_read(req);
+			return;
+		}
+		entry_gone(req, res);
+		return;
+	case TAG_CWRITE:
+		/* -ENOENT: the request was interrupted and is gone; fine */
+		if (res < 0 && res != -ENOENT)
+			log_debug("queue %u: reply to %s: %s", q->qid, rf_op_name(req->in.opcode),
+				  strerror(-res));
+		if (res == -ENODEV || res == -ECONNABORTED) {
+			entry_gone(req, res);
+			return;
+		}
+		post_classic_read(req);
+		return;
+	case TAG_DATA:
+		data_done(req, res);
+		return;
+	default:
+		log_warnx("queue %u: completion with unknown tag %u", q->qid, tag);
+	}
+}
+
+static int install_wake(struct rf_queue *q)
+{
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_WAKE,
+					    .fds = (uint64_t)(uintptr_t)&q->evfd };
+	int r;
+
+	q->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->evfd < 0)
+		return -errno;
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	return r < 0 ? r : 0;
+}
+
+static void *queue_main(void *arg)
+{
+	struct rf_queue *q = arg;
+	struct rf_worker *w = q->w;
+	uint32_t i;
+	int r;
+
+	cur_queue = q;
+	/* Enabling makes this thread the ring's single issuer and arms the
+	 * restrictions the broker registered. */
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+	if (r < 0)
+		fatalx("queue %u: enable ring: %s", q->qid, strerror(-r));
+	r = install_wake(q);
+	if (r < 0)
+		fatalx("queue %u: install wake-up eventfd: %s", q->qid, strerror(-r));
+	post_wake_read(q);
+	for (i = 0; i < q->nreqs; i++) {
+		struct rf_req *req = &q->reqs[i];
+
+		if (req->classic)
+			post_classic_read(req);
+		else
+			post_register(req);
+	}
+	q->live = q->nreqs;
+	r = io_uring_submit(&q->ring);
+	if (r < 0)
+		fatalx("queue %u: submit: %s", q->qid, strerror(-r));
+
+	pthread_mutex_lock(&w->start_lock);
+	atomic_fetch_add(&w->registered, 1);
+	pthread_cond_broadcast(&w->start_cond);
+	pthread_mutex_unlock(&w->start_lock);
+
+	while (!atomic_load(&w->stop) && q->live) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, n = 0;
+
+		r = io_uring_submit_and_wait(&q->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
+		io_uring_for_each_cqe(&q->ring, head, cqe)
+		{
+			handle_cqe(q, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&q->ring, n);
+	}
+	if (!atomic_load(&w->stop))
+		log_info("queue %u: every entry ended; the connection is gone", q->qid);
+	return NULL;
+}
+
+int rf_queue_start(struct rf_queue *q)
+{
+	int r;
+
+	r = io_uring_queue_mmap(q->ring_fd, &q->params, &q->ring);
+	if (r < 0)
+		return r;
+	rf_ring_fill_sq_array(&q->ring);
+	pthread_mutex_init(&q->mbox_lock, NULL);
+	r = pthread_create(&q->thread, NULL, queue_main, q);
+	return -r;
+}

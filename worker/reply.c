@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The plugin-facing reply API. Replies are built in place in the request's
+ * pool slot (body at the payload) and handed to the queue's thread, which
+ * moves file data with fixed-buffer ops if asked and then commits.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "worker.h"
+
+void rf_req_reset(struct rf_req *req)
+{
+	req->replied = false;
+	req->error = 0;
+	req->reply_len = 0;
+	req->fd_op = RF_FDOP_NONE;
+	req->fd = -1;
+	req->off = 0;
+	req->len = 0;
+	req->done = 0;
+	atomic_store(&req->interrupted, 0);
+}
+
+const struct rf_req_ctx *rf_req_ctx(const struct rf_req *req)
+{
+	return &req->ctx;
+}
+
+void *rf_req_userdata(const struct rf_req *req)
+{
+	return req->q->w->userdata;
+}
+
+int rf_req_interrupted(const struct rf_req *req)
+{
+	return atomic_load(&((struct rf_req *)req)->interrupted);
+}
+
+/* A second reply to one request is a plugin bug; it must not corrupt the
+ * slot, which may already serve the next request. */
+static bool claim(struct rf_req *req, const char *what)
+{
+	if (req->replied || req->state != RQ_PLUGIN) {
+		log_warnx("plugin replied twice (%s) to one request; ignored", what);
+		return false;
+	}
+	req->replied = true;
+	return true;
+}
+
+static void finish_body(struct rf_req *req, const void *body, size_t len)
+{
+	if (len > req->payload_cap) {
+		req->error = EIO;
+		req->reply_len = 0;
+	} else {
+		/* memmove: a plugin may pass back a pointer into the request */
+		if (len)
+			memmove(req->payload, body, len);
+		req->reply_len = (uint32_t)len;
+	}
+	rf_req_finish(req);
+}
+
+void rf_reply_err(struct rf_req *req, int err)
+{
+	if (!claim(req, "err"))
+		return;
+	/* the kernel accepts errors in (-512, 0) only */
+	req->error = (err > 0 && err < 512) ? err : EIO;
+	req->reply_len = 0;
+	rf_req_finish(req);
+}
+
+void rf_reply_ok(struct rf_req *req)
+{
+	if (!claim(req, "ok"))
+		return;
+	req->reply_len = 0;
+	rf_req_finish(req);
+}
+
+static uint64_t ts_sec(const struct timespec *ts)
+{
+	return ts->tv_sec < 0 ? 0 : (uint64_t)ts->tv_sec;
+}
+
+static void fill_attr(struct fuse_attr *a, const struct stat *st)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = st->st_ino;
+	a->size = (uint64_t)st->st_size;
+	a->blocks = (uint64_t)st->st_blocks;
+	a->atime = ts_sec(&st->st_atim);
+	a->mtime = ts_sec(&st->st_mtim);
+	a->ctime = ts_sec(&st->st_ctim);
+	a->atimensec = (uint32_t)st->st_atim.tv_nsec;
+	a->mtimensec = (uint32_t)st->st_mtim.tv_nsec;
+	a->ctimensec = (uint32_t)st->st_ctim.tv_nsec;
+	a->mode = st->st_mode;
+	a->nlink = (uint32_t)st->st_nlink;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->rdev = (uint32_t)st->st_rdev;
+	a->blksize = (uint32_t)st->st_blksize;
+}
+
+static void split_timeout(double t, uint64_t *sec, uint32_t *nsec)
+{
+	if (!(t > 0)) {
+		*sec = 0;
+		*nsec = 0;
+		return;
+	}
+	if (t > 1e9)
+		t = 1e9;
+	*sec = (uint64_t)t;
+	*nsec = (uint32_t)((t - (double)*sec) * 1e9);
+}
+
+static void fill_entry(struct fuse_entry_out *o, const struct rf_entry *e)
+{
+	memset(o, 0, sizeof(*o));
+	o->nodeid = e->ino;
+	o->generation = e->generation;
+	split_timeout(e->entry_timeout, &o->entry_valid, &o->entry_valid_nsec);
+	split_timeout(e->attr_timeout, &o->attr_valid, &o->attr_valid_nsec);
+	fill_attr(&o->attr, &e->attr);
+}
+
+void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
+{
+	struct fuse_entry_out o;
+
+	if (!claim(req, "entry"))
+		return;
+	fill_entry(&o, e);
+	finish_body(req, &o, sizeof(o));
+}
+
+void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh,
+		     uint32_t open_flags)
+{
+	struct {
+		struct fuse_entry_out e;
+		struct fuse_open_out o;
+	} out;
+
+	if (!claim(req, "create"))
+		return;
+	fill_entry(&out.e, e);
+	memset(&out.o, 0, sizeof(out.o));
+	out.o.fh = fh;
+	out.o.open_flags = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
+	finish_body(req, &out, sizeof(out));
+}
+
+void rf_reply_attr(struct rf_req *req, const struct stat *st, double timeout)
+{
+	struct fuse_attr_out o;
+
+	if (!claim(req, "attr"))
+		return;
+	memset(&o, 0, sizeof(o));
+	split_timeout(timeout, &o.attr_valid, &o.attr_valid_nsec);
+	fill_attr(&o.attr, st);
+	finish_body(req, &o, sizeof(o));
+}
+
+void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags)
+{
+	struct fuse_open_out o;
+
+	if (!claim(req, "open"))
+		return;
+	memset(&o, 0, sizeof(o));
+	o.fh = fh;
+	o.open_flags = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
+	finish_body(req, &o, sizeof(o));
+}
+
+void rf_reply_readlink(struct rf_req *req, const char *target)
+{
+	if (!claim(req, "readlink"))
+		return;
+	finish_body(req, target, strlen(target));
+}
+
+void rf_reply_statfs(struct rf_req *req, const struct statvfs *st)
+{
+	struct fuse_statfs_out o;
+
+	if (!claim(req, "statfs"))
+		return;
+	memset(&o, 0, sizeof(o));
+	o.st.blocks = st->f_blocks;
+	o.st.bfree = st->f_bfree;
+	o.st.bavail = st->f_bavail;
+	o.st.files = st->f_files;
+	o.st.ffree = st->f_ffree;
+	o.st.bsize = (uint32_t)st->f_bsize;
+	o.st.namelen = (uint32_t)st->f_namemax;
+	o.st.frsize = (uint32_t)st->f_frsize;
+	finish_body(req, &o, sizeof(o));
+}
+
+/* The most bytes this request may carry back. */
+static uint32_t reply_limit(const struct rf_req *req)
+{
+	const struct fuse_read_in *ri = (const void *)req->arg0;
+	const struct fuse_getxattr_in *gi = (const void *)req->arg0;
+
+	switch (req->in.opcode) {
+	case FUSE_READ:
+	case FUSE_READDIR:
+	case FUSE_READDIRPLUS:
+		return ri->size < req->payload_cap ? ri->size : req->payload_cap;
+	case FUSE_GETXATTR:
+	case FUSE_LISTXATTR:
+		return gi->size < req->payload_cap ? gi->size : req->payload_cap;
+	default:
+		return req->payload_cap;
+	}
+}
+
+void rf_reply_data(struct rf_req *req, const void *buf, size_t len)
+{
+	if (!claim(req, "data"))
+		return;
+	if (len > reply_limit(req)) {
+		req->error = ERANGE;
+		req->reply_len = 0;
+		rf_req_finish(req);
+		return;
+	}
+	finish_body(req, buf, len);
+}
+
+void rf_reply_data_fd(struct rf_req *req, int fd, off_t off, size_t len)
+{
+	if (!claim(req, "data_fd"))
+		return;
+	if (len > reply_limit(req))
+		len = reply_limit(req);
+	if (fd < 0 || off < 0) {
+		req->error = EBADF;
+		rf_req_finish(req);
+		return;
+	}
+	req->fd_op = RF_FDOP_READ;
+	req->fd = fd;
+	req->off = (uint64_t)off;
+	req->len = (uint32_t)len;
+	rf_req_finish(req);
+}
+
+void rf_reply_write(struct rf_req *req, size_t written)
+{
+	struct fuse_write_out o = { 0 };
+
+	if (!claim(req, "write"))
+		return;
+	o.size = written > UINT32_MAX ? UINT32_MAX : (uint32_t)written;
+	finish_body(req, &o, sizeof(o));
+}
+
+void rf_reply_write_fd(struct rf_req *req, int fd, off_t off)
+{
+	if (!claim(req, "write_fd"))
+		return;
+	if (req->in.opcode != FUSE_WRITE || fd < 0 || off < 0) {
+		req->error = req->in.opcode != FUSE_WRITE ? EIO : EBADF;
+		rf_req_finish(req);
+		return;
+	}
+	req->fd_op = RF_FDOP_WRITE;
+	req->fd = fd;
+	req->off = (uint64_t)off;
+	req->len = req->rest_len;
+	rf_req_finish(req);
+}
+
+void rf_reply_xattr_size(struct rf_req *req, size_t size)
+{
+	struct fuse_getxattr_out o = { 0 };
+
+	if (!claim(req, "xattr_size"))
+		return;
+	o.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	finish_body(req, &o, sizeof(o));
+}
+
+void rf_reply_lseek(struct rf_req *req, off_t off)
+{
+	struct fuse_lseek_out o = { .offset = (uint64_t)off };
+
+	if (!claim(req, "lseek"))
+		return;
+	finish_body(req, &o, sizeof(o));
+}
+
+int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, off_t next_off)
+{
+	size_t namelen = strlen(name), need = FUSE_DIRENT_SIZE(namelen);
+	struct fuse_dirent *d;
+
+	if (req->replied || req->state != RQ_PLUGIN)
+		return -1;
+	if (namelen == 0 || namelen > NAME_MAX || req->reply_len + need > reply_limit(req))
+		return -1;
+	d = (struct fuse_dirent *)(req->payload + req->reply_len);
+	d->ino = st->st_ino;
+	d->off = (uint64_t)next_off;
+	d->namelen = (uint32_t)namelen;
+	d->type = (st->st_mode & S_IFMT) >> 12;
+	memcpy(d->name, name, namelen);
+	memset(d->name + namelen, 0, need - sizeof(*d) - namelen);
+	req->reply_len += (uint32_t)need;
+	return 0;
+}
+
+void rf_reply_dirbuf(struct rf_req *req)
+{
+	if (!claim(req, "dirbuf"))
+		return;
+	rf_req_finish(req);
+}

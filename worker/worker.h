@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandboxed worker: transport loops and dispatch to the plugin. */
+#ifndef RINGFENCE_WORKER_H
+#define RINGFENCE_WORKER_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "fuse_uapi.h"
+#include "msg.h"
+#include "pool.h"
+#include "ringfence/plugin.h"
+
+struct rf_queue;
+
+/* What a request asks of the data path once the plugin has replied. */
+enum rf_fd_op {
+	RF_FDOP_NONE = 0,
+	RF_FDOP_READ, /* READ_FIXED from the plugin's file into the payload */
+	RF_FDOP_WRITE, /* WRITE_FIXED from the payload into the plugin's file */
+};
+
+enum rf_req_state {
+	RQ_IDLE = 0, /* nothing posted */
+	RQ_WAIT, /* REGISTER / COMMIT_AND_FETCH / classic READ posted */
+	RQ_PLUGIN, /* handed to the plugin, no reply yet */
+	RQ_DATA, /* a fixed-buffer data op is in flight */
+	RQ_REPLY, /* classic reply WRITE in flight */
+	RQ_DEAD, /* the kernel tore the entry down */
+};
+
+/* One slot of the pool, serving one FUSE entry (or the /dev/fuse reader). */
+struct rf_req {
+	struct rf_queue *q;
+	uint32_t idx; /* entry index in its queue; depth for the reader */
+	uint32_t slot; /* pool slot */
+	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
+	enum rf_req_state state;
+	char *hdr; /* slot header area */
+	char *payload;
+	uint32_t payload_cap;
+	struct iovec iov[2]; /* REGISTER iovecs; read by the kernel at submit */
+
+	/* the request being served */
+	struct fuse_in_header in;
+	const char *arg0; /* the per-opcode header */
+	const char *rest; /* names, write data, ... */
+	uint32_t rest_len;
+	struct rf_req_ctx ctx;
+	atomic_int interrupted;
+
+	/* the reply, built in place: body at payload */
+	bool replied;
+	int32_t error;
+	uint32_t reply_len;
+	enum rf_fd_op fd_op;
+	int fd;
+	uint64_t off;
+	uint32_t len;
+	uint32_t done;
+
+	struct rf_req *mbox_next;
+};
+
+struct rf_worker;
+
+struct rf_queue {
+	struct rf_worker *w;
+	uint32_t qid;
+	int ring_fd;
+	struct io_uring_params params;
+	struct io_uring ring;
+	pthread_t thread;
+	struct rf_req *reqs; /* depth entries, plus the reader on queue 0 */
+	uint32_t nreqs;
+	int evfd;
+	uint64_t ev_buf;
+	pthread_mutex_t mbox_lock;
+	struct rf_req *mbox;
+	struct rf_queue_stats *stats;
+	uint32_t live; /* entries still known to the kernel */
+};
+
+struct rf_worker {
+	struct rf_msg_config cfg;
+	struct rf_pool_geom geom;
+	void *pool;
+	struct rf_pool_ctl *ctl;
+	int ipc_fd;
+	const struct rf_plugin *plugin;
+	void *userdata;
+	int source_fd;
+	struct rf_queue *queues;
+	uint32_t nqueues;
+	atomic_int stop;
+	atomic_uint registered; /* queues that have posted their entries */
+	pthread_mutex_t start_lock;
+	pthread_cond_t start_cond;
+};
+
+/* queue.c */
+int rf_queue_start(struct rf_queue *q);
+void rf_queue_wake(struct rf_queue *q);
+/* Called by the reply functions once a reply is complete. */
+void rf_req_finish(struct rf_req *req);
+
+/* dispatch.c */
+/* Size of each opcode's first argument on the wire (0 if none or unknown). */
+uint32_t rf_op_arg0_size(uint32_t opcode);
+const char *rf_op_name(uint32_t opcode);
+/* Parse the request in @req (in, arg0, rest filled) and call the plugin.
+ * Malformed requests are answered EINVAL/EIO without reaching the plugin. */
+void rf_dispatch(struct rf_req *req);
+/* FORGET, BATCH_FORGET and INTERRUPT: no reply. Returns true if handled. */
+bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
+			 const char *args, uint32_t args_len);
+
+/* reply.c */
+void rf_req_reset(struct rf_req *req);
+
+#endif /* RINGFENCE_WORKER_H */
