@@ -87,14 +87,15 @@ $(BUILD)/tests/plugins/%.so: $(BUILD)/pic/tests/plugins/%.o
 # Unit suites link the module under test; each lists what it needs.
 UNIT_DEPS_check_policy := $(LIB)
 UNIT_DEPS_check_ipc    := $(LIB)
-UNIT_DEPS_check_uapi   := $(LIB) $(BUILD)/obj/broker/init.o
-UNIT_DEPS_check_dispatch := $(LIB) $(filter-out $(BUILD)/obj/worker/main.o,$(call obj,$(WORKER_SRC)))
+UNIT_DEPS_check_uapi   := $(BUILD)/obj/broker/init.o $(LIB)
+UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
+UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC))
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) -ldl -lpthread
 
-$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\"
 
 deps:
 	@./tools/install-deps.sh
@@ -132,3 +133,4 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.SECONDARY:

@@ -52,6 +52,8 @@ static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32
 	sigset_t none;
 	uint32_t i;
 
+	/* its own session: terminal signals meant for the broker stay there */
+	setsid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Request parsing and reply encoding, without a ring: the queue's
+ * rf_req_finish() is replaced by a recorder. Malformed requests must be
+ * answered without reaching the plugin.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+static struct rf_worker w;
+static struct rf_queue q;
+static struct rf_queue_stats stats;
+static struct rf_req req;
+static char slot[4096 + 65536];
+static int finished;
+
+/* the recorder standing in for queue.c */
+void rf_req_finish(struct rf_req *r)
+{
+	finished++;
+	r->state = RQ_WAIT;
+}
+
+static struct {
+	int calls;
+	uint64_t a, b;
+	char s1[256], s2[256];
+	unsigned int flags;
+	size_t size;
+} seen;
+
+static void p_lookup(struct rf_req *r, uint64_t parent, const char *name)
+{
+	struct rf_entry e = { .ino = 42, .attr_timeout = 1.5, .entry_timeout = 2 };
+
+	seen.calls++;
+	seen.a = parent;
+	strcpy(seen.s1, name);
+	e.attr.st_mode = S_IFREG | 0644;
+	e.attr.st_size = 7;
+	rf_reply_entry(r, &e);
+	rf_reply_err(r, EIO); /* a second reply must be ignored */
+}
+
+static void p_rename(struct rf_req *r, uint64_t parent, const char *name, uint64_t np,
+		     const char *nn, unsigned int flags)
+{
+	seen.calls++;
+	seen.a = parent;
+	seen.b = np;
+	strcpy(seen.s1, name);
+	strcpy(seen.s2, nn);
+	seen.flags = flags;
+	rf_reply_ok(r);
+}
+
+static void p_read(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	(void)ino;
+	seen.calls++;
+	seen.a = fh;
+	seen.b = (uint64_t)off;
+	seen.size = size;
+	rf_reply_data_fd(r, 5, off, size + 1000); /* asks for more than allowed */
+}
+
+static void p_write(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, const void *data,
+		    size_t size)
+{
+	(void)ino;
+	(void)fh;
+	(void)off;
+	seen.calls++;
+	seen.size = size;
+	memcpy(seen.s1, data, size < 255 ? size : 255);
+	rf_reply_write(r, size);
+}
+
+static void p_readdir(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	struct stat st = { .st_ino = 9, .st_mode = S_IFDIR };
+	int i, n = 0;
+
+	(void)ino;
+	(void)fh;
+	(void)off;
+	(void)size;
+	seen.calls++;
+	for (i = 0; i < 1000; i++)
+		if (rf_dirbuf_add(r, "entry-name", &st, i + 1) == 0)
+			n++;
+		else
+			break;
+	seen.size = (size_t)n;
+	rf_reply_dirbuf(r);
+}
+
+static void p_setxattr(struct rf_req *r, uint64_t ino, const char *name, const void *value,
+		       size_t size, int flags)
+{
+	(void)ino;
+	(void)flags;
+	seen.calls++;
+	strcpy(seen.s1, name);
+	memcpy(seen.s2, value, size);
+	seen.size = size;
+	rf_reply_err(r, 0); /* 0 is not an errno: becomes EIO */
+}
+
+static void p_forget(void *ud, uint64_t ino, uint64_t n)
+{
+	(void)ud;
+	seen.calls++;
+	seen.a += ino;
+	seen.b += n;
+}
+
+static const struct rf_plugin plugin = {
+	RF_PLUGIN_INIT,
+	.lookup = p_lookup,
+	.rename = p_rename,
+	.read = p_read,
+	.write = p_write,
+	.readdir = p_readdir,
+	.setxattr = p_setxattr,
+	.forget = p_forget,
+};
+
+static void setup(void)
+{
+	memset(&seen, 0, sizeof(seen));
+	memset(&req, 0, sizeof(req));
+	memset(slot, 0, sizeof(slot));
+	finished = 0;
+	w.plugin = &plugin;
+	w.nqueues = 1;
+	w.queues = &q;
+	q.w = &w;
+	q.stats = &stats;
+	q.reqs = &req;
+	q.nreqs = 1;
+	req.q = &q;
+	req.hdr = slot;
+	req.payload = slot + 4096;
+	req.payload_cap = 65536;
+}
+
+/* Lay a request out as the io-uring transport does: arg0 in the header's
+ * op_in, everything else at the payload. */
+static void make(uint32_t opcode, const void *arg0, size_t a0len, const void *rest, size_t rlen)
+{
+	struct fuse_uring_req_header *h = (void *)req.hdr;
+
+	req.in.opcode = opcode;
+	req.in.unique = 2;
+	req.in.nodeid = 1;
+	req.in.uid = 1000;
+	memcpy(h->op_in, arg0, a0len);
+	memcpy(req.payload, rest, rlen);
+	req.arg0 = h->op_in;
+	req.rest = req.payload;
+	req.rest_len = (uint32_t)rlen;
+}
+
+START_TEST(test_lookup_and_entry_reply)
+{
+	const struct fuse_entry_out *o = (const void *)req.payload;
+
+	make(FUSE_LOOKUP, "", 0, "file.txt", 9);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_str_eq(seen.s1, "file.txt");
+	ck_assert_uint_eq(seen.a, 1);
+	ck_assert_int_eq(finished, 1); /* the second reply was ignored */
+	ck_assert_int_eq(req.error, 0);
+	ck_assert_uint_eq(req.reply_len, sizeof(struct fuse_entry_out));
+	ck_assert_uint_eq(o->nodeid, 42);
+	ck_assert_uint_eq(o->attr.size, 7);
+	ck_assert_uint_eq(o->attr.mode, S_IFREG | 0644);
+	ck_assert_uint_eq(o->attr_valid, 1);
+	ck_assert_uint_eq(o->attr_valid_nsec, 500000000);
+	ck_assert_uint_eq(o->entry_valid, 2);
+	ck_assert_uint_eq(req.ctx.uid, 1000);
+}
+END_TEST
+
+START_TEST(test_unterminated_name)
+{
+	make(FUSE_LOOKUP, "", 0, "abc", 3);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 0);
+	ck_assert_int_eq(req.error, EINVAL);
+	make(FUSE_LOOKUP, "", 0, "", 0);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 0);
+	ck_assert_int_eq(req.error, EINVAL);
+}
+END_TEST
+
+START_TEST(test_missing_op_is_enosys)
+{
+	struct fuse_mkdir_in mi = { .mode = 0755 };
+
+	make(FUSE_MKDIR, &mi, sizeof(mi), "d", 2);
+	rf_dispatch(&req);
+	ck_assert_int_eq(req.error, ENOSYS);
+	make(9999, "", 0, "", 0);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(req.error, ENOSYS);
+	make(FUSE_INIT, "", 0, "", 0); /* INIT belongs to the broker */
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(req.error, ENOSYS);
+	ck_assert_str_eq(rf_op_name(FUSE_RENAME2), "RENAME2");
+	ck_assert_str_eq(rf_op_name(12345), "UNKNOWN");
+}
+END_TEST
+
+START_TEST(test_rename2)
+{
+	struct fuse_rename2_in ri = { .newdir = 7, .flags = 1 };
+
+	make(FUSE_RENAME2, &ri, sizeof(ri), "old\0new", 8);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_str_eq(seen.s1, "old");
+	ck_assert_str_eq(seen.s2, "new");
+	ck_assert_uint_eq(seen.b, 7);
+	ck_assert_uint_eq(seen.flags, 1);
+	ck_assert_int_eq(req.error, 0);
+	ck_assert_uint_eq(req.reply_len, 0);
+	/* only one name: refused */
+	make(FUSE_RENAME2, &ri, sizeof(ri), "old", 4);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_int_eq(req.error, EINVAL);
+}
+END_TEST
+
+START_TEST(test_read_bounds_and_fd_reply)
+{
+	struct fuse_read_in ri = { .fh = 3, .offset = 4096, .size = 8192 };
+
+	make(FUSE_READ, &ri, sizeof(ri), "", 0);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_uint_eq(seen.a, 3);
+	ck_assert_uint_eq(seen.b, 4096);
+	ck_assert_int_eq(req.fd_op, RF_FDOP_READ);
+	ck_assert_int_eq(req.fd, 5);
+	ck_assert_uint_eq(req.len, 8192); /* clamped to what was asked */
+	/* more than a slot holds: refused before the plugin */
+	ri.size = 65536 + 1;
+	make(FUSE_READ, &ri, sizeof(ri), "", 0);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_int_eq(req.error, EINVAL);
+	ri.size = 10;
+	ri.offset = (uint64_t)-5;
+	make(FUSE_READ, &ri, sizeof(ri), "", 0);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(req.error, EINVAL);
+}
+END_TEST
+
+START_TEST(test_write_size_must_match)
+{
+	struct fuse_write_in wi = { .size = 5 };
+	const struct fuse_write_out *o = (const void *)req.payload;
+
+	make(FUSE_WRITE, &wi, sizeof(wi), "hello", 5);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_uint_eq(seen.size, 5);
+	ck_assert_int_eq(memcmp(seen.s1, "hello", 5), 0);
+	ck_assert_uint_eq(req.reply_len, sizeof(*o));
+	ck_assert_uint_eq(o->size, 5);
+	wi.size = 6;
+	make(FUSE_WRITE, &wi, sizeof(wi), "hello", 5);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_int_eq(req.error, EINVAL);
+}
+END_TEST
+
+START_TEST(test_readdir_respects_size)
+{
+	struct fuse_read_in ri = { .size = 100 };
+	const struct fuse_dirent *d = (const void *)req.payload;
+
+	make(FUSE_READDIR, &ri, sizeof(ri), "", 0);
+	rf_dispatch(&req);
+	/* 24-byte header + 10-byte name = 40 bytes each: two fit in 100 */
+	ck_assert_uint_eq(seen.size, 2);
+	ck_assert_uint_eq(req.reply_len, 80);
+	ck_assert_uint_eq(d->ino, 9);
+	ck_assert_uint_eq(d->namelen, 10);
+	ck_assert_uint_eq(d->type, S_IFDIR >> 12);
+	ck_assert_int_eq(memcmp(d->name, "entry-name", 10), 0);
+	ck_assert_uint_eq(d->off, 1);
+}
+END_TEST
+
+START_TEST(test_setxattr_sizes)
+{
+	struct fuse_setxattr_in si = { .size = 3 };
+
+	make(FUSE_SETXATTR, &si, sizeof(si), "user.k\0abc", 10);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_str_eq(seen.s1, "user.k");
+	ck_assert_int_eq(memcmp(seen.s2, "abc", 3), 0);
+	ck_assert_int_eq(req.error, EIO);
+	si.size = 4;
+	make(FUSE_SETXATTR, &si, sizeof(si), "user.k\0abc", 10);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_int_eq(req.error, EINVAL);
+}
+END_TEST
+
+START_TEST(test_forgets)
+{
+	struct fuse_in_header in = { .opcode = FUSE_FORGET, .nodeid = 10 };
+	struct fuse_forget_in f = { .nlookup = 3 };
+	char batch[sizeof(struct fuse_batch_forget_in) + 2 * sizeof(struct fuse_forget_one)];
+	struct fuse_batch_forget_in b = { .count = 1000 }; /* lies: only two follow */
+	struct fuse_forget_one one[2] = { { 1, 1 }, { 2, 2 } };
+
+	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&f, sizeof(f)));
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_uint_eq(seen.a, 10);
+	ck_assert_uint_eq(seen.b, 3);
+	memcpy(batch, &b, sizeof(b));
+	memcpy(batch + sizeof(b), one, sizeof(one));
+	in.opcode = FUSE_BATCH_FORGET;
+	ck_assert(rf_dispatch_noreply(&w, &q, &in, batch, sizeof(batch)));
+	ck_assert_int_eq(seen.calls, 3);
+	ck_assert_uint_eq(seen.a, 13);
+	ck_assert_uint_eq(seen.b, 6);
+	in.opcode = FUSE_LOOKUP;
+	ck_assert(!rf_dispatch_noreply(&w, &q, &in, "", 0));
+}
+END_TEST
+
+START_TEST(test_interrupt_flags_request)
+{
+	struct fuse_in_header in = { .opcode = FUSE_INTERRUPT };
+	struct fuse_interrupt_in ii = { .unique = 2 };
+
+	req.state = RQ_PLUGIN;
+	req.in.unique = 2;
+	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&ii, sizeof(ii)));
+	ck_assert_int_eq(rf_req_interrupted(&req), 1);
+}
+END_TEST
+
+static Suite *dispatch_suite(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc = tcase_create("requests");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_lookup_and_entry_reply);
+	tcase_add_test(tc, test_unterminated_name);
+	tcase_add_test(tc, test_missing_op_is_enosys);
+	tcase_add_test(tc, test_rename2);
+	tcase_add_test(tc, test_read_bounds_and_fd_reply);
+	tcase_add_test(tc, test_write_size_must_match);
+	tcase_add_test(tc, test_readdir_respects_size);
+	tcase_add_test(tc, test_setxattr_sizes);
+	tcase_add_test(tc, test_forgets);
+	tcase_add_test(tc, test_interrupt_flags_request);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(dispatch_suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/* The deployment policy parser: good files, every class of bad file. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures"
+#endif
+
+static char err[8192];
+
+static struct rf_policy *load_ok(const char *name)
+{
+	char path[512];
+	struct rf_policy *p = NULL;
+	int r;
+
+	snprintf(path, sizeof(path), FIXTURES "/%s", name);
+	r = rf_policy_load(path, &p, err, sizeof(err));
+	ck_assert_msg(r == 0, "%s: %d: %s", name, r, err);
+	return p;
+}
+
+START_TEST(test_good_full)
+{
+	struct rf_policy *p = load_ok("good_full.policy");
+	const struct rf_mount_policy *m;
+	char so[1024];
+
+	ck_assert_str_eq(p->control_socket, "/run/ringfence/test.sock");
+	ck_assert_str_eq(p->plugin_dir, "/usr/lib/ringfence/plugins");
+	ck_assert_uint_eq(p->nmounts, 2);
+	m = &p->mounts[0];
+	ck_assert_str_eq(m->name, "data");
+	ck_assert_int_eq(m->line, 6);
+	ck_assert_str_eq(m->mountpoint, "/srv/mnt/data");
+	ck_assert_str_eq(m->source, "/srv/data");
+	ck_assert_str_eq(m->options, "timeout=2,tag=#1");
+	ck_assert_int_eq(m->transport, RF_TRANSPORT_URING);
+	ck_assert_uint_eq(m->queue_depth, 16);
+	ck_assert_uint_eq(m->max_write, 128 * 1024);
+	ck_assert(m->allow_other);
+	ck_assert(!m->default_permissions);
+	ck_assert(m->read_only);
+	ck_assert_int_eq(rf_policy_plugin_path(p, m, so, sizeof(so)), 0);
+	ck_assert_str_eq(so, "/usr/lib/ringfence/plugins/passthrough.so");
+	m = &p->mounts[1];
+	ck_assert_str_eq(m->name, "scratch");
+	ck_assert_int_eq(m->transport, RF_TRANSPORT_CLASSIC);
+	ck_assert_str_eq(m->source, "");
+	ck_assert_uint_eq(m->max_write, 1024 * 1024);
+	ck_assert_int_eq(rf_policy_plugin_path(p, m, so, sizeof(so)), 0);
+	ck_assert_str_eq(so, "/opt/plugins/memfs.so");
+	rf_policy_free(p);
+}
+END_TEST
+
+START_TEST(test_good_minimal_defaults)
+{
+	struct rf_policy *p = load_ok("good_minimal.policy");
+	const struct rf_mount_policy *m = &p->mounts[0];
+
+	ck_assert_str_eq(p->control_socket, RF_DEFAULT_CONTROL_SOCKET);
+	ck_assert_int_eq(m->transport, RF_TRANSPORT_AUTO);
+	ck_assert_uint_eq(m->queue_depth, RF_DEFAULT_QUEUE_DEPTH);
+	ck_assert_uint_eq(m->max_write, RF_DEFAULT_MAX_WRITE);
+	ck_assert(m->default_permissions);
+	ck_assert(!m->allow_other);
+	ck_assert_str_eq(m->user, RF_DEFAULT_USER);
+	ck_assert_str_eq(m->group, RF_DEFAULT_GROUP);
+	rf_policy_free(p);
+}
+END_TEST
+
+/* Each bad fixture and the error it must produce: FILE:LINE: and a phrase. */
+static const struct {
+	const char *file;
+	int line;
+	const char *phrase;
+} bad[] = {
+	{ "bad_unknown_key.policy", 4, "unknown key 'colour'" },
+	{ "bad_relative_mountpoint.policy", 2, "mountpoint: expected an absolute path" },
+	{ "bad_missing_plugin.policy", 1, "missing required key 'plugin'" },
+	{ "bad_size_suffix.policy", 4, "max_write: expected a size" },
+	{ "bad_size_range.policy", 4, "max_write: 2M is out of range" },
+	{ "bad_size_align.policy", 4, "not a multiple of 4096" },
+	{ "bad_transport.policy", 4, "transport: expected auto, uring or classic" },
+	{ "bad_depth.policy", 4, "queue_depth: 0 is out of range" },
+	{ "bad_bool.policy", 4, "allow_other: expected yes or no" },
+	{ "bad_duplicate_key.policy", 4, "plugin: set twice (first at line 3)" },
+	{ "bad_duplicate_mount.policy", 5, "[mount m]: name already used at line 1" },
+	{ "bad_same_mountpoint.policy", 6, "is already the mountpoint of [mount a]" },
+	{ "bad_section.policy", 1, "unknown section '[tenant m]'" },
+	{ "bad_key_outside.policy", 1, "key outside a section" },
+	{ "bad_no_equals.policy", 2, "expected 'key = value'" },
+	{ "bad_empty.policy", 1, "nothing to serve" },
+	{ "bad_plugin_name.policy", 3, "plugin: expected a plugin name" },
+	{ "bad_dotdot.policy", 2, "must not contain '..'" },
+	{ "bad_source_inside.policy", 4, "must not contain one another" },
+	{ "bad_name.policy", 1, "NAME must be" },
+	{ "bad_global_twice.policy", 2, "[global] appears twice" },
+	{ "bad_user.policy", 4, "user: expected a name" },
+};
+
+START_TEST(test_bad_fixture)
+{
+	char path[512], want[600];
+	struct rf_policy *p = NULL;
+	int r;
+
+	snprintf(path, sizeof(path), FIXTURES "/%s", bad[_i].file);
+	r = rf_policy_load(path, &p, err, sizeof(err));
+	ck_assert_msg(r == -EINVAL, "%s: expected -EINVAL, got %d", bad[_i].file, r);
+	ck_assert_ptr_null(p);
+	snprintf(want, sizeof(want), "%s:%d: ", path, bad[_i].line);
+	ck_assert_msg(strstr(err, want) != NULL, "%s: no '%s' in:\n%s", bad[_i].file, want, err);
+	ck_assert_msg(strstr(err, bad[_i].phrase) != NULL, "%s: no '%s' in:\n%s", bad[_i].file,
+		      bad[_i].phrase, err);
+}
+END_TEST
+
+START_TEST(test_all_errors_reported)
+{
+	const char text[] = "[mount a]\nmountpoint = x\nplugin = hello\nfoo = 1\nqueue_depth = -1\n";
+	struct rf_policy *p = NULL;
+	int r = rf_policy_parse("mem", text, sizeof(text) - 1, &p, err, sizeof(err));
+
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:2: "));
+	ck_assert_ptr_nonnull(strstr(err, "mem:4: "));
+	ck_assert_ptr_nonnull(strstr(err, "mem:5: "));
+}
+END_TEST
+
+START_TEST(test_nul_and_long_lines)
+{
+	char text[6000];
+	struct rf_policy *p = NULL;
+	int r;
+
+	memcpy(text, "[mount a]\nplugin = he\0llo\n", 27);
+	r = rf_policy_parse("mem", text, 27, &p, err, sizeof(err));
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:2: NUL byte"));
+	memset(text, 'a', sizeof(text));
+	memcpy(text, "[mount a]\n", 10);
+	r = rf_policy_parse("mem", text, sizeof(text), &p, err, sizeof(err));
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:2: line longer than"));
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct rf_policy *p = NULL;
+	int r = rf_policy_load(FIXTURES "/does-not-exist.policy", &p, err, sizeof(err));
+
+	ck_assert_int_eq(r, -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "does-not-exist.policy: cannot open"));
+}
+END_TEST
+
+START_TEST(test_error_buffer_truncates_safely)
+{
+	char small[24];
+	const char text[] = "junk\njunk\njunk\njunk\n";
+	struct rf_policy *p = NULL;
+	int r;
+
+	memset(small, 'X', sizeof(small));
+	r = rf_policy_parse("a-rather-long-file-name", text, sizeof(text) - 1, &p, small,
+			    sizeof(small));
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_ptr_nonnull(memchr(small, '\0', sizeof(small)));
+}
+END_TEST
+
+START_TEST(test_parse_size)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(rf_parse_size("4096", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(rf_parse_size("64K", &v), 0);
+	ck_assert_uint_eq(v, 65536);
+	ck_assert_int_eq(rf_parse_size("1m", &v), 0);
+	ck_assert_uint_eq(v, 1048576);
+	ck_assert_int_eq(rf_parse_size("2G", &v), 0);
+	ck_assert_uint_eq(v, 2ULL << 30);
+	ck_assert_int_eq(rf_parse_size("", &v), -EINVAL);
+	ck_assert_int_eq(rf_parse_size("-1", &v), -EINVAL);
+	ck_assert_int_eq(rf_parse_size("1KB", &v), -EINVAL);
+	ck_assert_int_eq(rf_parse_size("99999999999999999999", &v), -ERANGE);
+	ck_assert_int_eq(rf_parse_size("99999999999999G", &v), -ERANGE);
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_good_full);
+	tcase_add_test(tc, test_good_minimal_defaults);
+	tcase_add_loop_test(tc, test_bad_fixture, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_all_errors_reported);
+	tcase_add_test(tc, test_nul_and_long_lines);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_error_buffer_truncates_safely);
+	tcase_add_test(tc, test_parse_size);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(policy_suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

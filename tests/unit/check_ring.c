@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring fence, on a real kernel ring: what rf_ring_create() registers is
+ * exactly what a worker can do once it enables the ring. Needs root
+ * (buffer registration) and io_uring; exits 77 (skip) without them.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "uring_uapi.h"
+
+#define POOL_SIZE (64 * 1024)
+
+static int sv[2];
+static char *pool;
+static struct io_uring ring;
+static int ring_fd;
+
+static void setup(void)
+{
+	struct io_uring_params p;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pool = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(pool, MAP_FAILED);
+	ring_fd = rf_ring_create(sv[0], pool, POOL_SIZE, 4, &p);
+	ck_assert_int_ge(ring_fd, 0);
+	ck_assert_int_eq(io_uring_queue_mmap(ring_fd, &p, &ring), 0);
+	rf_ring_fill_sq_array(&ring);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0), 0);
+}
+
+static void teardown(void)
+{
+	io_uring_queue_exit(&ring);
+	munmap(pool, POOL_SIZE);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Submit one SQE and return its CQE result. */
+static int run(struct io_uring_sqe *sqe)
+{
+	struct io_uring_cqe *cqe;
+	int res;
+
+	(void)sqe;
+	ck_assert_int_eq(io_uring_submit_and_wait(&ring, 1), 1);
+	ck_assert_int_eq(io_uring_peek_cqe(&ring, &cqe), 0);
+	res = cqe->res;
+	io_uring_cqe_seen(&ring, cqe);
+	return res;
+}
+
+START_TEST(test_read_fixed_file_allowed)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	char buf[8] = { 0 };
+
+	ck_assert_int_eq(write(sv[1], "abc", 3), 3);
+	io_uring_prep_read(sqe, RF_FILE_SLOT_FUSE, buf, sizeof(buf), 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	ck_assert_int_eq(run(sqe), 3);
+	ck_assert_str_eq(buf, "abc");
+}
+END_TEST
+
+START_TEST(test_plain_fd_refused)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	char buf[8];
+
+	ck_assert_int_eq(write(sv[1], "abc", 3), 3);
+	io_uring_prep_read(sqe, sv[0], buf, sizeof(buf), 0);
+	ck_assert_int_eq(run(sqe), -EACCES);
+}
+END_TEST
+
+START_TEST(test_ops_outside_allowlist_refused)
+{
+	static const uint8_t refused[] = { IORING_OP_NOP,    IORING_OP_OPENAT, IORING_OP_SOCKET,
+					   IORING_OP_CLOSE,  IORING_OP_FSYNC,  IORING_OP_READV,
+					   IORING_OP_MSG_RING };
+	size_t i;
+
+	for (i = 0; i < sizeof(refused); i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+		ck_assert_ptr_nonnull(sqe);
+		io_uring_prep_rw(refused[i], sqe, RF_FILE_SLOT_FUSE, NULL, 0, 0);
+		sqe->flags = IOSQE_FIXED_FILE;
+		ck_assert_msg(run(sqe) == -EACCES, "opcode %u was not refused", refused[i]);
+	}
+}
+END_TEST
+
+START_TEST(test_extra_sqe_flags_refused)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	char buf[8];
+
+	io_uring_prep_read(sqe, RF_FILE_SLOT_FUSE, buf, sizeof(buf), 0);
+	sqe->flags |= IOSQE_FIXED_FILE | IOSQE_ASYNC;
+	ck_assert_int_eq(run(sqe), -EACCES);
+}
+END_TEST
+
+START_TEST(test_register_ops_fenced)
+{
+	struct iovec iov = { .iov_base = pool, .iov_len = 4096 };
+	int fd = memfd_create("data", MFD_CLOEXEC);
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA,
+					    .fds = (uint64_t)(uintptr_t)&fd };
+	struct io_uring_sqe *sqe;
+
+	/* no new buffers, no new restrictions, no probe */
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_BUFFERS, &iov, 1), -EACCES);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_UNREGISTER_FILES, NULL, 0), -EACCES);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_PROBE, NULL, 0), -EACCES);
+	/* but a worker may install its own files in the data slots ... */
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "fixed!", 6, 0), 6);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1), 1);
+	/* ... and move their data into the registered pool */
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read_fixed(sqe, RF_FILE_SLOT_DATA, pool + 100, 6, 0, RF_BUF_INDEX_POOL);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	ck_assert_int_eq(run(sqe), 6);
+	ck_assert_int_eq(memcmp(pool + 100, "fixed!", 6), 0);
+	/* outside the registered pool: refused by the kernel */
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read_fixed(sqe, RF_FILE_SLOT_DATA, pool + POOL_SIZE, 6, 0, RF_BUF_INDEX_POOL);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	ck_assert_int_eq(run(sqe), -EFAULT);
+	close(fd);
+}
+END_TEST
+
+static Suite *ring_suite(void)
+{
+	Suite *s = suite_create("ring");
+	TCase *tc = tcase_create("fence");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_read_fixed_file_allowed);
+	tcase_add_test(tc, test_plain_fd_refused);
+	tcase_add_test(tc, test_ops_outside_allowlist_refused);
+	tcase_add_test(tc, test_extra_sqe_flags_refused);
+	tcase_add_test(tc, test_register_ops_fenced);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	struct io_uring_params p;
+	SRunner *sr;
+	int failed, fd;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_ring: SKIP: needs root\n");
+		return 77;
+	}
+	memset(&p, 0, sizeof(p));
+	fd = rf_io_uring_setup(4, &p);
+	if (fd < 0) {
+		fprintf(stderr, "check_ring: SKIP: io_uring_setup: %s\n", strerror(-fd));
+		return 77;
+	}
+	close(fd);
+	sr = srunner_create(ring_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Install the Debian packages ringfence needs to build, test and benchmark,
+# only those missing. Runs as root (apt-get); prints what it does.
+set -eu
+PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux"
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+if [ -z "$missing" ]; then
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
