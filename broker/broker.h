@@ -70,6 +70,7 @@ struct rf_broker {
 	int ctl_fd;
 	struct event *ctl_ev;
 	bool stopping;
+	int exit_status;
 };
 
 /* init.c: FUSE_INIT negotiation, pure. Returns 0 and fills @out (the reply
@@ -99,6 +100,9 @@ int rf_worker_spawn(struct rf_tenant *t);
 void rf_worker_ipc_cb(int fd, short what, void *arg);
 void rf_worker_reaped(struct rf_tenant *t, int status);
 void rf_worker_stop(struct rf_tenant *t);
+
+/* main.c: exit 1 once no tenant is running or starting */
+void rf_broker_check_alive(struct rf_broker *b);
 
 /* control.c */
 int rf_control_open(struct rf_broker *b);

@@ -121,6 +121,19 @@ static void tenant_stop(struct rf_tenant *t)
 		t->state = RF_TENANT_STOPPED;
 }
 
+void rf_broker_check_alive(struct rf_broker *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->ntenants; i++)
+		if (b->tenants[i].state == RF_TENANT_RUNNING ||
+		    b->tenants[i].state == RF_TENANT_STARTING)
+			return;
+	log_warnx("no tenant is left running; exiting");
+	b->exit_status = 1;
+	event_base_loopbreak(b->base);
+}
+
 static void on_stop(int sig, short what, void *arg)
 {
 	struct rf_broker *b = arg;
@@ -283,5 +296,5 @@ int main(int argc, char **argv)
 	free(b.tenants);
 	rf_policy_free(b.policy);
 	log_info("stopped");
-	return 0;
+	return b.exit_status;
 }

@@ -348,6 +348,7 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 	rf_tenant_abort_conn(t);
 	rf_tenant_unmount(t);
 	rf_pool_destroy(t);
+	rf_broker_check_alive(t->b);
 }
 
 void rf_worker_stop(struct rf_tenant *t)

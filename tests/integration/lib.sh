@@ -1,0 +1,161 @@
+#!/bin/bash
+# Helpers for integration tests on real mounts. Source it; then call
+# rf_setup, rf_start POLICY, and let the EXIT trap clean up: the broker is
+# stopped by its PID, the mounts it made are checked and, if still there,
+# aborted and detached by path, and the temp directory is removed.
+#
+# Exit codes: 0 pass, 1 fail, 77 skipped (the kernel lacks something).
+
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+RINGFENCED=$BUILD/ringfenced
+CTL=$BUILD/ringfencectl
+TRANSPORT=${TRANSPORT:-uring}
+T=""
+BROKER_PID=""
+MOUNTS=()
+
+rf_log() { echo "  [$(basename "$0" .sh)/$TRANSPORT] $*"; }
+rf_fail() {
+	echo "  FAIL: $*" >&2
+	if [ -n "$T" ] && [ -f "$T/broker.log" ]; then
+		echo "  --- broker log ---" >&2
+		sed 's/^/  | /' "$T/broker.log" >&2
+	fi
+	exit 1
+}
+rf_skip() { echo "  SKIP: $*"; exit 77; }
+
+# Abort a FUSE connection and detach its mount, without ever stat()ing it.
+rf_force_unmount() {
+	local mp=$1 id
+	id=$(awk -v mp="$mp" '$5 == mp && / - fuse\.ringfence / { split($3, d, ":"); print d[1] * 1048576 + d[2] }' /proc/self/mountinfo | tail -1)
+	[ -z "$id" ] && return 0
+	[ -w "/sys/fs/fuse/connections/$id/abort" ] && echo 1 >"/sys/fs/fuse/connections/$id/abort"
+	umount --no-canonicalize -l "$mp" 2>/dev/null || true
+}
+
+rf_is_mounted() {
+	awk -v mp="$1" '$5 == mp { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+rf_cleanup() {
+	local rc=$? mp i
+	trap - EXIT
+	if [ -n "$BROKER_PID" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
+		kill -TERM "$BROKER_PID" 2>/dev/null
+		for i in $(seq 50); do
+			kill -0 "$BROKER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$BROKER_PID" 2>/dev/null; then
+			echo "  cleanup: broker $BROKER_PID ignored SIGTERM; killing it" >&2
+			kill -KILL "$BROKER_PID" 2>/dev/null
+			[ $rc -eq 0 ] && rc=1
+		fi
+		wait "$BROKER_PID" 2>/dev/null
+	fi
+	for mp in "${MOUNTS[@]}"; do
+		if rf_is_mounted "$mp"; then
+			echo "  cleanup: $mp was still mounted; detaching" >&2
+			rf_force_unmount "$mp"
+			[ $rc -eq 0 ] && rc=1
+		fi
+	done
+	[ -n "$T" ] && rm -rf --one-file-system "$T"
+	exit $rc
+}
+
+rf_setup() {
+	T=$(mktemp -d /tmp/ringfence-test.XXXXXX)
+	chmod 755 "$T"
+	trap rf_cleanup EXIT
+	trap 'exit 130' INT TERM
+	if [ "$TRANSPORT" = uring ] &&
+		[ "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" != Y ]; then
+		rf_skip "FUSE io-uring is off (/sys/module/fuse/parameters/enable_uring)"
+	fi
+}
+
+# rf_policy NAME PLUGIN [SOURCE] [extra lines...]: append a mount section
+# to $T/policy with mountpoint $T/NAME.mnt, and create the directories.
+rf_policy() {
+	local name=$1 plugin=$2 src=${3:-}
+	shift 3 || shift $#
+	mkdir -p "$T/$name.mnt"
+	MOUNTS+=("$T/$name.mnt")
+	if [ ! -f "$T/policy" ]; then
+		printf '[global]\ncontrol_socket = %s/ctl.sock\n\n' "$T" >"$T/policy"
+	fi
+	{
+		printf '[mount %s]\nmountpoint = %s\nplugin = %s\ntransport = %s\n' \
+			"$name" "$T/$name.mnt" "$plugin" "$TRANSPORT"
+		if [ -n "$src" ]; then
+			mkdir -p "$src"
+			chown 65534:65534 "$src"
+			printf 'source = %s\n' "$src"
+		fi
+		for l in "$@"; do printf '%s\n' "$l"; done
+		printf '\n'
+	} >>"$T/policy"
+}
+
+rf_status() { "$CTL" -s "$T/ctl.sock" status "$@"; }
+
+# field NAME from the status line of tenant $1
+rf_field() {
+	rf_status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# Start the broker on $T/policy and wait until every tenant in $@ runs.
+rf_start() {
+	local i t ok
+	"$RINGFENCED" -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+	BROKER_PID=$!
+	for i in $(seq 100); do
+		ok=1
+		for t in "$@"; do
+			[ "$(rf_field "$t" state 2>/dev/null)" = running ] || ok=0
+		done
+		[ $ok = 1 ] && return 0
+		kill -0 "$BROKER_PID" 2>/dev/null || rf_fail "broker exited during start-up"
+		sleep 0.1
+	done
+	rf_fail "tenants $* not running after 10 s"
+}
+
+# Stop the broker with SIGTERM and check that its mounts are gone.
+rf_stop() {
+	local i mp
+	kill -TERM "$BROKER_PID"
+	for i in $(seq 100); do
+		kill -0 "$BROKER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$BROKER_PID" 2>/dev/null && rf_fail "broker did not exit on SIGTERM"
+	wait "$BROKER_PID"
+	local rc=$?
+	BROKER_PID=""
+	[ $rc -eq 0 ] || rf_fail "broker exited with status $rc"
+	for mp in "${MOUNTS[@]}"; do
+		rf_is_mounted "$mp" && rf_fail "$mp still mounted after SIGTERM"
+	done
+	return 0
+}
+
+# Worker PID of tenant $1.
+rf_worker() { rf_field "$1" worker; }
+
+# Assert the worker of tenant $1 holds no /dev/fuse descriptor and runs
+# without privilege.
+rf_assert_worker_fenced() {
+	local pid=$1 fds
+	[ -n "$pid" ] && [ "$pid" != 0 ] || rf_fail "no worker pid"
+	fds=$(ls -l "/proc/$pid/fd" 2>/dev/null | grep -c '/dev/fuse' || true)
+	[ "$fds" = 0 ] || rf_fail "worker $pid holds $fds /dev/fuse descriptors"
+	grep -q '^Uid:[[:space:]]*65534' "/proc/$pid/status" || rf_fail "worker uid is not 65534"
+	grep -q '^CapEff:[[:space:]]*0000000000000000' "/proc/$pid/status" || rf_fail "worker has effective caps"
+	grep -q '^CapBnd:[[:space:]]*0000000000000000' "/proc/$pid/status" || rf_fail "worker has a bounding set"
+	grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || rf_fail "worker lacks no_new_privs"
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Start-up errors, worker death without hangs, clean shutdown.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+
+rf_log "a bad policy names its line, and nothing is mounted"
+printf '[mount x]\nmountpoint = %s/x\nplugin = hello\nqueue_depth = lots\n' "$T" >"$T/bad.policy"
+out=$("$RINGFENCED" -f -c "$T/bad.policy" 2>&1) && rf_fail "bad policy accepted"
+echo "$out" | grep -q "bad.policy:4: queue_depth: expected a whole number, got 'lots'" ||
+	rf_fail "error does not name the line: $out"
+"$RINGFENCED" --check "$T/bad.policy" >/dev/null 2>&1 && rf_fail "--check accepted a bad policy"
+"$RINGFENCED" --help | grep -q -- "--check" || rf_fail "--help"
+"$CTL" --help | grep -q status || rf_fail "ringfencectl --help"
+"$BUILD/ringfence-worker" --help | grep -q ipc-fd || rf_fail "ringfence-worker --help"
+
+rf_log "a plugin that fails init: the broker says why and exits (no tenant left)"
+printf '[global]\ncontrol_socket = %s/c2.sock\n[mount p]\nmountpoint = %s\nplugin = passthrough\ntransport = %s\n' \
+	"$T" "$T" "$TRANSPORT" >"$T/noinit.policy"
+timeout 20 "$RINGFENCED" -f -c "$T/noinit.policy" >"$T/noinit.log" 2>&1
+rc=$?
+[ $rc = 1 ] || rf_fail "broker exit status $rc with no tenant left (want 1)"
+grep -q "plugin passthrough init: Invalid argument" "$T/noinit.log" || {
+	cat "$T/noinit.log"
+	rf_fail "init failure not reported"
+}
+
+if [ "$TRANSPORT" = classic ] && [ "$(cat /sys/module/fuse/parameters/enable_uring)" != Y ]; then
+	rf_log "transport = uring without FUSE io-uring: refused, said why"
+	mkdir -p "$T/u.mnt"
+	printf '[global]\ncontrol_socket = %s/c3.sock\n[mount u]\nmountpoint = %s/u.mnt\nplugin = hello\ntransport = uring\n' \
+		"$T" "$T" >"$T/u.policy"
+	timeout 20 "$RINGFENCED" -f -c "$T/u.policy" >"$T/u.log" 2>&1 && rf_fail "uring mount without io-uring"
+	grep -q "enable_uring" "$T/u.log" || rf_fail "no reason given: $(cat "$T/u.log")"
+	rf_is_mounted "$T/u.mnt" && rf_fail "refused mount left mounted"
+fi
+
+rf_log "worker killed mid-read: clients get an error, nobody hangs"
+rf_policy pt passthrough "$T/src"
+rf_policy mem memfs ""
+rf_start pt mem
+head -c $((64 << 20)) /dev/urandom >"$T/src/f"
+chown 65534 "$T/src/f"
+( for i in $(seq 1000); do dd if="$T/pt.mnt/f" of=/dev/null bs=1M iflag=direct status=none 2>/dev/null || exit 3; done ) &
+reader=$!
+sleep 0.5
+W=$(rf_worker pt)
+kill -KILL "$W"
+for i in $(seq 100); do kill -0 "$reader" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$reader" 2>/dev/null; then
+	grep -E '^State' "/proc/$reader/status" >&2
+	kill -KILL "$reader"
+	rf_fail "a client of the dead worker still waits after 10 s"
+fi
+wait "$reader" && rf_fail "the reader saw no error"
+for i in $(seq 50); do [ "$(rf_field pt state)" = failed ] && break; sleep 0.1; done
+[ "$(rf_field pt state)" = failed ] || rf_fail "tenant state is $(rf_field pt state)"
+rf_status pt | grep -q "reason=worker was killed by signal 9" || rf_fail "no reason in status"
+rf_is_mounted "$T/pt.mnt" && rf_fail "the dead tenant is still mounted"
+timeout 5 stat "$T/pt.mnt" >/dev/null || rf_fail "stat of the old mountpoint hangs or fails"
+rf_log "the other tenant never noticed"
+echo still >"$T/mem.mnt/x" && [ "$(cat "$T/mem.mnt/x")" = still ] || rf_fail "memfs tenant broken"
+[ "$(rf_field mem state)" = running ] || rf_fail "memfs tenant state"
+
+rf_log "SIGTERM unmounts everything and reaps the workers"
+wm=$(rf_worker mem)
+rf_stop
+kill -0 "$wm" 2>/dev/null && rf_fail "worker $wm outlived the broker"
+[ -e "$T/ctl.sock" ] && rf_fail "control socket left behind"
+exit 0

@@ -1,0 +1,35 @@
+#!/bin/bash
+# memfs and hello, two tenants of one broker, each with its own worker.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+rf_policy mem memfs "" "options = size=64M"
+rf_policy hi hello ""
+rf_start mem hi
+M=$T/mem.mnt H=$T/hi.mnt
+
+rf_log "hello: one read-only file"
+[ "$(ls "$H")" = hello ] || rf_fail "hello lists $(ls "$H")"
+grep -q "Hello from a ringfenced plugin" "$H/hello" || rf_fail "hello content"
+{ echo x >"$H/new"; } 2>/dev/null && rf_fail "hello accepted a create"
+{ echo x >>"$H/hello"; } 2>/dev/null && rf_fail "hello accepted a write"
+
+rf_log "memfs: files, dirs, links, xattrs, data"
+mkdir -p "$M/a/b" && echo one >"$M/a/b/f" || rf_fail "memfs create"
+[ "$(cat "$M/a/b/f")" = one ] || rf_fail "memfs read"
+mv "$M/a/b/f" "$M/a/g" && ln -s g "$M/a/l" && ln "$M/a/g" "$M/a/h" || rf_fail "memfs rename/links"
+[ "$(cat "$M/a/l")" = one ] && [ "$(stat -c %h "$M/a/g")" = 2 ] || rf_fail "memfs link semantics"
+setfattr -n user.k -v v "$M/a/g" && [ "$(getfattr --absolute-names --only-values -n user.k "$M/a/g")" = v ] ||
+	rf_fail "memfs xattr"
+head -c $((8 << 20)) /dev/urandom >"$T/r"
+cp "$T/r" "$M/r" && cmp -s "$T/r" "$M/r" || rf_fail "memfs 8 MiB round trip"
+truncate -s 1000 "$M/r" && [ "$(stat -c %s "$M/r")" = 1000 ] || rf_fail "memfs truncate"
+head -c $((80 << 20)) /dev/zero >"$M/full" 2>/dev/null && rf_fail "memfs size=64M not enforced"
+rm -rf "$M/a" "$M/r" "$M/full" && [ -z "$(ls "$M")" ] || rf_fail "memfs rm -r"
+
+rf_log "two workers, both fenced"
+wm=$(rf_worker mem) wh=$(rf_worker hi)
+[ "$wm" != "$wh" ] || rf_fail "tenants share a worker"
+rf_assert_worker_fenced "$wm"
+rf_assert_worker_fenced "$wh"
+[ "$(rf_field mem transport)" = "$TRANSPORT" ] || rf_fail "memfs transport"
+rf_stop

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Integration tests on real mounts, for both transports. Needs root and
+# /dev/fuse. The io-uring pass turns /sys/module/fuse/parameters/enable_uring
+# on; the classic pass turns it off (so auto picks /dev/fuse and a policy
+# that demands io-uring is refused); the original value is restored, and so
+# is fusectl's mount state.
+#
+# Each test is bounded in time; 77 means skipped (reported, not a pass).
+# Prints "integration: N passed, N failed, N skipped".
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TESTS=${TESTS:-"t_posix t_data t_plugins t_lifecycle"}
+TRANSPORTS=${TRANSPORTS:-"uring classic"}
+LIMIT=${TEST_TIMEOUT:-300}
+PARAM=/sys/module/fuse/parameters/enable_uring
+pass=0 fail=0 skip=0
+failed=""
+
+if [ "$(id -u)" != 0 ]; then
+	echo "integration: needs root (mounts, rings); run: sudo make check" >&2
+	exit 1
+fi
+[ -c /dev/fuse ] || modprobe fuse 2>/dev/null
+if [ ! -c /dev/fuse ]; then
+	echo "integration: no /dev/fuse" >&2
+	exit 1
+fi
+orig=$(cat "$PARAM" 2>/dev/null || echo absent)
+fusectl_was_mounted=0
+mountpoint -q /sys/fs/fuse/connections && fusectl_was_mounted=1
+restore() {
+	[ "$orig" != absent ] && echo "$orig" >"$PARAM" 2>/dev/null
+	if [ $fusectl_was_mounted = 0 ] && mountpoint -q /sys/fs/fuse/connections; then
+		umount /sys/fs/fuse/connections 2>/dev/null
+	fi
+}
+trap restore EXIT
+
+for tr in $TRANSPORTS; do
+	if [ "$orig" = absent ]; then
+		[ "$tr" = uring ] && echo "integration: this kernel has no FUSE io-uring ($PARAM)"
+	elif [ "$tr" = uring ]; then
+		echo Y >"$PARAM"
+	else
+		echo N >"$PARAM"
+	fi
+	for t in $TESTS; do
+		start=$(date +%s)
+		echo "== $t ($tr)"
+		TRANSPORT=$tr timeout -k 10 "$LIMIT" bash "$ROOT/tests/integration/$t.sh"
+		rc=$?
+		secs=$(($(date +%s) - start))
+		case $rc in
+		0) pass=$((pass + 1)); echo "PASS $t ($tr, ${secs}s)" ;;
+		77) skip=$((skip + 1)); echo "SKIP $t ($tr)" ;;
+		124) fail=$((fail + 1)); failed="$failed $t/$tr"; echo "FAIL $t ($tr): timed out after ${LIMIT}s" ;;
+		*) fail=$((fail + 1)); failed="$failed $t/$tr"; echo "FAIL $t ($tr, exit $rc)" ;;
+		esac
+	done
+done
+[ -n "$failed" ] && echo "failed:$failed"
+echo "integration: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ] || exit 1
+if [ "$skip" -ne 0 ] && [ "${RINGFENCE_REQUIRE_ALL:-0}" = 1 ]; then
+	echo "integration: skips are failures here (RINGFENCE_REQUIRE_ALL=1)"
+	exit 1
+fi
+exit 0
