@@ -77,7 +77,8 @@ struct rf_broker {
  * body) and @cp, or -EPROTO (bad INIT) / -EOPNOTSUPP (transport = uring
  * but the kernel offers no FUSE io-uring), with the reason in cp->why. */
 int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_policy *p,
-		      uint32_t max_pages_limit, struct fuse_init_out *out, struct rf_conn_params *cp);
+		      uint32_t max_pages_limit, struct fuse_init_out *out,
+		      struct rf_conn_params *cp);
 
 /* mount.c */
 int rf_tenant_mount(struct rf_tenant *t);

@@ -8,16 +8,17 @@
 
 /* What a passthrough-style server can honour whatever the plugin. Locking
  * flags stay off: the kernel then keeps POSIX and flock locks locally. */
-#define RF_WANTED_FLAGS                                                                        \
-	(FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_AUTO_INVAL_DATA |      \
-	 FUSE_ASYNC_DIO | FUSE_PARALLEL_DIROPS | FUSE_ABORT_ERROR | FUSE_MAX_PAGES |           \
+#define RF_WANTED_FLAGS                                                                   \
+	(FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_AUTO_INVAL_DATA | \
+	 FUSE_ASYNC_DIO | FUSE_PARALLEL_DIROPS | FUSE_ABORT_ERROR | FUSE_MAX_PAGES |      \
 	 FUSE_CACHE_SYMLINKS | FUSE_INIT_EXT)
 
 /* The kernel's own page count when FUSE_MAX_PAGES is not negotiated. */
 #define RF_KERNEL_DEFAULT_MAX_PAGES 32
 
 int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_policy *p,
-		      uint32_t max_pages_limit, struct fuse_init_out *out, struct rf_conn_params *cp)
+		      uint32_t max_pages_limit, struct fuse_init_out *out,
+		      struct rf_conn_params *cp)
 {
 	uint64_t offered, flags;
 	uint32_t max_pages, max_write, payload;
@@ -49,7 +50,8 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	case RF_TRANSPORT_URING:
 		if (!uring_offered) {
 			snprintf(cp->why, sizeof(cp->why),
-				 "transport = uring, but the kernel did not offer FUSE_OVER_IO_URING "
+				 "transport = uring, but the kernel did not offer "
+				 "FUSE_OVER_IO_URING "
 				 "(protocol 7.%u; is /sys/module/fuse/parameters/enable_uring Y?)",
 				 in->minor);
 			return -EOPNOTSUPP;

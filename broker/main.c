@@ -18,22 +18,21 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ringfenced [-f] [-d] -c POLICY\n"
-		"       ringfenced --check POLICY\n"
-		"\n"
-		"Run untrusted FUSE filesystem plugins, one sandboxed worker per mount,\n"
-		"as the deployment policy file POLICY describes.\n"
-		"\n"
-		"  -c, --config FILE   the deployment policy to serve\n"
-		"      --check FILE    validate FILE, print every error as FILE:LINE: ...,\n"
-		"                      and exit 0 (valid) or 1; touches nothing\n"
-		"  -f, --foreground    stay in the foreground and log to stderr\n"
-		"  -d, --debug         log debug messages too\n"
-		"  -h, --help          this text\n"
-		"\n"
-		"Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
-		"Status: ringfencectl status (through the policy's control_socket).\n");
+	fprintf(f, "usage: ringfenced [-f] [-d] -c POLICY\n"
+		   "       ringfenced --check POLICY\n"
+		   "\n"
+		   "Run untrusted FUSE filesystem plugins, one sandboxed worker per mount,\n"
+		   "as the deployment policy file POLICY describes.\n"
+		   "\n"
+		   "  -c, --config FILE   the deployment policy to serve\n"
+		   "      --check FILE    validate FILE, print every error as FILE:LINE: ...,\n"
+		   "                      and exit 0 (valid) or 1; touches nothing\n"
+		   "  -f, --foreground    stay in the foreground and log to stderr\n"
+		   "  -d, --debug         log debug messages too\n"
+		   "  -h, --help          this text\n"
+		   "\n"
+		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
+		   "Status: ringfencectl status (through the policy's control_socket).\n");
 }
 
 static int check_policy(const char *path, struct rf_policy **out)

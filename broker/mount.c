@@ -97,8 +97,7 @@ static int answer_init(struct rf_tenant *t)
 		log_warn("%s: read FUSE_INIT", t->pol.name);
 		return r;
 	}
-	if ((size_t)n < sizeof(req.h) + 16 || req.h.len != n ||
-	    req.h.opcode != FUSE_INIT) {
+	if ((size_t)n < sizeof(req.h) + 16 || req.h.len != n || req.h.opcode != FUSE_INIT) {
 		log_warnx("%s: expected FUSE_INIT, got opcode %u len %zd", t->pol.name,
 			  req.h.opcode, n);
 		return -EPROTO;
@@ -183,8 +182,8 @@ static void ensure_fusectl(void)
 		if (statfs("/sys/fs/fuse/connections", &sf) == 0 && sf.f_type == 0x65735543)
 			return; /* FUSECTL_SUPER_MAGIC */
 	}
-	if (mount("fusectl", "/sys/fs/fuse/connections", "fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0)
+	if (mount("fusectl", "/sys/fs/fuse/connections", "fusectl",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		log_warn("mount fusectl on /sys/fs/fuse/connections");
 	else
 		log_info("mounted fusectl on /sys/fs/fuse/connections (to abort dead connections)");
@@ -236,7 +235,8 @@ int rf_tenant_mount(struct rf_tenant *t)
 	r = mount_conn_id(t->pol.mountpoint, &t->conn_id);
 	if (r < 0)
 		log_warnx("%s: cannot find the new mount in /proc/self/mountinfo; "
-			  "a dead worker cannot be aborted early", t->pol.name);
+			  "a dead worker cannot be aborted early",
+			  t->pol.name);
 	r = answer_init(t);
 	if (r < 0)
 		goto unmount;

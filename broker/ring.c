@@ -23,8 +23,8 @@
  *               and the worker's wake-up eventfd
  *  READ_FIXED, WRITE_FIXED  file data between backing files and the pool */
 static const uint8_t allowed_ops[] = {
-	IORING_OP_URING_CMD, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_READ_FIXED,
-	IORING_OP_WRITE_FIXED,
+	IORING_OP_URING_CMD,  IORING_OP_READ,	     IORING_OP_WRITE,
+	IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED,
 };
 
 /* The only register call a worker makes after enabling: installing its own

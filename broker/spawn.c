@@ -242,8 +242,9 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		t->ready_seen = true;
 		t->state = RF_TENANT_RUNNING;
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
-			 t->pol.plugin, t->pol.mountpoint, rf_transport_kind_name((int)rd.transport),
-			 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
+			 t->pol.plugin, t->pol.mountpoint,
+			 rf_transport_kind_name((int)rd.transport), rd.nqueues,
+			 rd.nqueues == 1 ? "" : "s", t->geom.depth);
 		return;
 	}
 	case RF_MSG_LOG: {

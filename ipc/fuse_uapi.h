@@ -456,7 +456,7 @@ struct fuse_direntplus {
 /* Each dirent is padded to 8 bytes. */
 #define FUSE_DIRENT_ALIGN(x) (((x) + sizeof(uint64_t) - 1) & ~(sizeof(uint64_t) - 1))
 #define FUSE_DIRENT_SIZE(namelen) FUSE_DIRENT_ALIGN(sizeof(struct fuse_dirent) + (namelen))
-#define FUSE_DIRENTPLUS_SIZE(namelen)                                                          \
+#define FUSE_DIRENTPLUS_SIZE(namelen) \
 	FUSE_DIRENT_ALIGN(sizeof(struct fuse_entry_out) + sizeof(struct fuse_dirent) + (namelen))
 
 struct fuse_notify_inval_entry_out {
@@ -506,7 +506,7 @@ struct fuse_uring_cmd_req {
 	uint8_t padding[6];
 };
 
-#define RF_UAPI_ASSERT_SIZE(type, size)                                                        \
+#define RF_UAPI_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(struct type) == (size), "sizeof(struct " #type ") != " #size)
 
 RF_UAPI_ASSERT_SIZE(fuse_attr, 88);

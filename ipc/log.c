@@ -56,11 +56,13 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	if (log_stderr) {
 		/* one write per line keeps lines from several threads whole */
 		char out[1200];
-		int len = snprintf(out, sizeof(out), "%s[%d]: %s\n", log_ident, (int)getpid(), line);
+		int len =
+			snprintf(out, sizeof(out), "%s[%d]: %s\n", log_ident, (int)getpid(), line);
 
 		if (len > 0) {
-			ssize_t w = write(STDERR_FILENO, out,
-					  (size_t)len < sizeof(out) ? (size_t)len : sizeof(out) - 1);
+			ssize_t w =
+				write(STDERR_FILENO, out,
+				      (size_t)len < sizeof(out) ? (size_t)len : sizeof(out) - 1);
 			(void)w;
 		}
 	} else {

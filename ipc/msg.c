@@ -5,13 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
-
 static const struct rf_msg_spec specs[RF_MSG_TYPE_MAX] = {
-	[RF_MSG_HELLO] = { "HELLO", sizeof(struct rf_msg_hello), sizeof(struct rf_msg_hello), 0, 0 },
+	[RF_MSG_HELLO] = { "HELLO", sizeof(struct rf_msg_hello), sizeof(struct rf_msg_hello), 0,
+			   0 },
 	[RF_MSG_CONFIG] = { "CONFIG", sizeof(struct rf_msg_config), sizeof(struct rf_msg_config), 1,
 			    0 },
 	[RF_MSG_RING] = { "RING", sizeof(struct rf_msg_ring), sizeof(struct rf_msg_ring), 0, 0 },
-	[RF_MSG_READY] = { "READY", sizeof(struct rf_msg_ready), sizeof(struct rf_msg_ready), 0, 0 },
+	[RF_MSG_READY] = { "READY", sizeof(struct rf_msg_ready), sizeof(struct rf_msg_ready), 0,
+			   0 },
 	[RF_MSG_LOG] = { "LOG", sizeof(struct rf_msg_log) + 1, RF_IPC_MAX_PAYLOAD, 0, 1 },
 	[RF_MSG_SHUTDOWN] = { "SHUTDOWN", 0, 0, 0, 0 },
 	[RF_MSG_FAILED] = { "FAILED", sizeof(struct rf_msg_failed) + 1, RF_IPC_MAX_PAYLOAD, 0, 1 },

@@ -105,7 +105,8 @@ static inline int rf_pool_geom_init(struct rf_pool_geom *g, uint32_t nqueues, ui
 	g->nslots = nqueues * depth + 1;
 	g->payload_size = payload_size;
 	g->slot_size = RF_SLOT_HDR_SIZE + payload_size;
-	ctl = rf_round_up(sizeof(struct rf_pool_ctl) + (uint64_t)nqueues * sizeof(struct rf_queue_stats),
+	ctl = rf_round_up(sizeof(struct rf_pool_ctl) +
+				  (uint64_t)nqueues * sizeof(struct rf_queue_stats),
 			  RF_PAGE_SIZE);
 	total = ctl + (uint64_t)g->nslots * g->slot_size;
 	if (total > RF_POOL_STRIDE / 2)

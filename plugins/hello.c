@@ -91,15 +91,12 @@ static void hello_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off,
 	if ((size_t)off >= len)
 		rf_reply_data(req, NULL, 0);
 	else
-		rf_reply_data(req, hello_text + off, size < len - (size_t)off ? size : len - (size_t)off);
+		rf_reply_data(req, hello_text + off,
+			      size < len - (size_t)off ? size : len - (size_t)off);
 }
 
 const struct rf_plugin ringfence_plugin = {
-	RF_PLUGIN_INIT,
-	.name = "hello",
-	.lookup = hello_lookup,
-	.getattr = hello_getattr,
-	.readdir = hello_readdir,
-	.open = hello_open,
+	RF_PLUGIN_INIT,		  .name = "hello",	    .lookup = hello_lookup,
+	.getattr = hello_getattr, .readdir = hello_readdir, .open = hello_open,
 	.read = hello_read,
 };

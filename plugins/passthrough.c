@@ -232,7 +232,8 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 			goto err;
 	}
 	if (sa->valid & RF_SET_SIZE) {
-		r = sa->fh != RF_NO_FH ? ftruncate((int)sa->fh, sa->size) : truncate(path, sa->size);
+		r = sa->fh != RF_NO_FH ? ftruncate((int)sa->fh, sa->size)
+				       : truncate(path, sa->size);
 		if (r < 0)
 			goto err;
 	}
@@ -240,11 +241,13 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
 
 		if (sa->valid & RF_SET_ATIME)
-			ts[0] = (sa->valid & RF_SET_ATIME_NOW) ? (struct timespec){ .tv_nsec = UTIME_NOW }
-							      : sa->atime;
+			ts[0] = (sa->valid & RF_SET_ATIME_NOW)
+					? (struct timespec){ .tv_nsec = UTIME_NOW }
+					: sa->atime;
 		if (sa->valid & RF_SET_MTIME)
-			ts[1] = (sa->valid & RF_SET_MTIME_NOW) ? (struct timespec){ .tv_nsec = UTIME_NOW }
-							      : sa->mtime;
+			ts[1] = (sa->valid & RF_SET_MTIME_NOW)
+					? (struct timespec){ .tv_nsec = UTIME_NOW }
+					: sa->mtime;
 		if (sa->fh != RF_NO_FH)
 			r = futimens((int)sa->fh, ts);
 		else
@@ -348,8 +351,7 @@ static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 		rf_reply_open(req, (uint64_t)fd, 0);
 }
 
-static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
-		      int flags)
+static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, int flags)
 {
 	struct rf_entry e;
 	int fd, err;

@@ -44,13 +44,15 @@ static void perr(struct parser *ps, int line, const char *fmt, ...)
 	n = snprintf(ps->err + ps->errused, ps->errlen - ps->errused, "%s:%d: ", ps->file, line);
 	if (n < 0)
 		return;
-	ps->errused = ps->errused + (size_t)n < ps->errlen ? ps->errused + (size_t)n : ps->errlen - 1;
+	ps->errused = ps->errused + (size_t)n < ps->errlen ? ps->errused + (size_t)n
+							   : ps->errlen - 1;
 	va_start(ap, fmt);
 	n = vsnprintf(ps->err + ps->errused, ps->errlen - ps->errused, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
-	ps->errused = ps->errused + (size_t)n < ps->errlen ? ps->errused + (size_t)n : ps->errlen - 1;
+	ps->errused = ps->errused + (size_t)n < ps->errlen ? ps->errused + (size_t)n
+							   : ps->errlen - 1;
 	if (ps->errused + 1 < ps->errlen) {
 		ps->err[ps->errused++] = '\n';
 		ps->err[ps->errused] = '\0';
@@ -113,7 +115,16 @@ const char *rf_transport_name(enum rf_transport t)
 
 /* ---- typed value parsers, one per kind of key ---- */
 
-enum key_kind { K_PATH, K_STRING, K_NAME, K_BOOL, K_UINT, K_SIZE, K_TRANSPORT, K_PLUGIN };
+enum key_kind {
+	K_PATH,
+	K_STRING,
+	K_NAME,
+	K_BOOL,
+	K_UINT,
+	K_SIZE,
+	K_TRANSPORT,
+	K_PLUGIN
+};
 
 struct key_def {
 	const char *key;
@@ -124,11 +135,16 @@ struct key_def {
 	uint64_t align; /* for K_SIZE: value must be a multiple */
 };
 
-#define MKEY(k, kind, field, mn, mx, al)                                                       \
-	{ k, kind, offsetof(struct rf_mount_policy, field),                                    \
-	  sizeof(((struct rf_mount_policy *)0)->field), mn, mx, al }
-#define GKEY(k, kind, field)                                                                   \
-	{ k, kind, offsetof(struct rf_policy, field), sizeof(((struct rf_policy *)0)->field), 0, 0, 0 }
+#define MKEY(k, kind, field, mn, mx, al)                                         \
+	{                                                                        \
+		k, kind, offsetof(struct rf_mount_policy, field),                \
+			sizeof(((struct rf_mount_policy *)0)->field), mn, mx, al \
+	}
+#define GKEY(k, kind, field)                                            \
+	{                                                               \
+		k, kind, offsetof(struct rf_policy, field),             \
+			sizeof(((struct rf_policy *)0)->field), 0, 0, 0 \
+	}
 
 static const struct key_def mount_keys[] = {
 	MKEY("mountpoint", K_PATH, mountpoint, 0, 0, 0),
@@ -200,7 +216,8 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 	case K_PLUGIN:
 		if (v[0] != '/' && !valid_name(v, RF_POLICY_NAME_MAX)) {
 			perr(ps, ps->line,
-			     "%s: expected a plugin name (e.g. passthrough) or an absolute path to a .so, got '%s'",
+			     "%s: expected a plugin name (e.g. passthrough) or an absolute path to "
+			     "a .so, got '%s'",
 			     k->key, v);
 			return -1;
 		}
@@ -257,7 +274,8 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		else if (!strcmp(v, "classic"))
 			*(enum rf_transport *)field = RF_TRANSPORT_CLASSIC;
 		else {
-			perr(ps, ps->line, "%s: expected auto, uring or classic, got '%s'", k->key, v);
+			perr(ps, ps->line, "%s: expected auto, uring or classic, got '%s'", k->key,
+			     v);
 			return -1;
 		}
 		return 0;
@@ -362,9 +380,8 @@ static int parse_header(struct parser *ps, char *s, struct section *sec)
 	}
 	name = trim(s + 5);
 	if (!valid_name(name, RF_POLICY_NAME_MAX)) {
-		perr(ps, ps->line,
-		     "[mount %s]: NAME must be 1-%d letters, digits, '_', '-' or '.'", name,
-		     RF_POLICY_NAME_MAX - 1);
+		perr(ps, ps->line, "[mount %s]: NAME must be 1-%d letters, digits, '_', '-' or '.'",
+		     name, RF_POLICY_NAME_MAX - 1);
 		return -1;
 	}
 	if (ps->pol->nmounts >= RF_POLICY_MOUNTS_MAX) {
@@ -421,8 +438,8 @@ static void parse_kv(struct parser *ps, char *s, struct section *sec)
 	set_value(ps, &keys[i], sec->is_mount ? (void *)sec->m : (void *)ps->pol, v);
 }
 
-int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_policy **out, char *err,
-		    size_t errlen)
+int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_policy **out,
+		    char *err, size_t errlen)
 {
 	struct parser ps = { .file = file, .err = err, .errlen = errlen };
 	struct section sec = { 0 };
@@ -485,7 +502,8 @@ int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_po
 			continue;
 		}
 		if (!have_section) {
-			perr(&ps, ps.line, "key outside a section: start with [global] or [mount NAME]");
+			perr(&ps, ps.line,
+			     "key outside a section: start with [global] or [mount NAME]");
 			continue;
 		}
 		if (sec.is_mount && !sec.m)

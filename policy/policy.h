@@ -65,8 +65,8 @@ struct rf_policy {
  * -EINVAL and writes every error found (one per line, "FILE:LINE: ...") to
  * @err, truncated to @errlen.
  */
-int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_policy **out, char *err,
-		    size_t errlen);
+int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_policy **out,
+		    char *err, size_t errlen);
 
 /* Read @path and parse it. Returns 0, -EINVAL (parse errors in @err) or
  * another -errno when the file cannot be read (also described in @err). */

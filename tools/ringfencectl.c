@@ -12,15 +12,16 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ringfencectl [-s SOCKET] status [TENANT]\n"
-		   "\n"
-		   "  -s, --socket PATH   the broker's control socket (default %s)\n"
-		   "  -h, --help          this text\n"
-		   "\n"
-		   "status prints one line per tenant: state, transport, queues, worker pid,\n"
-		   "and request counters (requests through io-uring and /dev/fuse, bytes moved\n"
-		   "with READ_FIXED / WRITE_FIXED). Exit status 1 if the broker is unreachable\n"
-		   "or answers with an error.\n",
+	fprintf(f,
+		"usage: ringfencectl [-s SOCKET] status [TENANT]\n"
+		"\n"
+		"  -s, --socket PATH   the broker's control socket (default %s)\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"status prints one line per tenant: state, transport, queues, worker pid,\n"
+		"and request counters (requests through io-uring and /dev/fuse, bytes moved\n"
+		"with READ_FIXED / WRITE_FIXED). Exit status 1 if the broker is unreachable\n"
+		"or answers with an error.\n",
 		RF_DEFAULT_CONTROL_SOCKET);
 }
 

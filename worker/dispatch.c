@@ -38,18 +38,18 @@ static const char *take_str(struct rf_req *req, uint32_t *pos)
 }
 
 #define ARG0(type) ((const struct type *)req->arg0)
-#define NEED(p, op)                                                                            \
-	do {                                                                                   \
-		if (!(p)->op) {                                                                \
-			rf_reply_err(req, ENOSYS);                                             \
-			return;                                                                \
-		}                                                                              \
+#define NEED(p, op)                                \
+	do {                                       \
+		if (!(p)->op) {                    \
+			rf_reply_err(req, ENOSYS); \
+			return;                    \
+		}                                  \
 	} while (0)
-#define NAME_OR_EINVAL(var, pos)                                                               \
-	const char *var = take_str(req, &(pos));                                               \
-	if (!var) {                                                                            \
-		rf_reply_err(req, EINVAL);                                                     \
-		return;                                                                        \
+#define NAME_OR_EINVAL(var, pos)                 \
+	const char *var = take_str(req, &(pos)); \
+	if (!var) {                              \
+		rf_reply_err(req, EINVAL);       \
+		return;                          \
 	}
 
 static void op_lookup(struct rf_req *req, const struct rf_plugin *p)
@@ -341,8 +341,7 @@ static void op_fallocate(struct rf_req *req, const struct rf_plugin *p)
 		rf_reply_err(req, EINVAL);
 		return;
 	}
-	p->fallocate(req, req->in.nodeid, f->fh, (int)f->mode, (off_t)f->offset,
-		     (off_t)f->length);
+	p->fallocate(req, req->in.nodeid, f->fh, (int)f->mode, (off_t)f->offset, (off_t)f->length);
 }
 
 static void op_lseek(struct rf_req *req, const struct rf_plugin *p)
@@ -461,7 +460,8 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 			return true;
 		memcpy(&b, args, sizeof(b));
 		if (b.count > (args_len - sizeof(b)) / sizeof(struct fuse_forget_one))
-			b.count = (uint32_t)((args_len - sizeof(b)) / sizeof(struct fuse_forget_one));
+			b.count =
+				(uint32_t)((args_len - sizeof(b)) / sizeof(struct fuse_forget_one));
 		for (i = 0; i < b.count; i++) {
 			struct fuse_forget_one one;
 

@@ -189,8 +189,8 @@ static void load_plugin(int plugin_fd)
 		fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks %u", W.cfg.plugin,
 		     p->abi_version, RF_PLUGIN_ABI_VERSION);
 	if (p->struct_size < sizeof(struct rf_plugin))
-		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected %zu",
-		     W.cfg.plugin, p->struct_size, sizeof(struct rf_plugin));
+		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected %zu", W.cfg.plugin,
+		     p->struct_size, sizeof(struct rf_plugin));
 	W.plugin = p;
 }
 

@@ -307,8 +307,8 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 	q->stats->requests++;
 	q->stats->classic_requests++;
 	if (req->in.len != n) {
-		log_warnx("queue %u: /dev/fuse message says %u bytes, read %u", q->qid,
-			  req->in.len, n);
+		log_warnx("queue %u: /dev/fuse message says %u bytes, read %u", q->qid, req->in.len,
+			  n);
 		post_classic_read(req);
 		return;
 	}
@@ -339,7 +339,8 @@ static void entry_gone(struct rf_req *req, int res)
 		q->live--;
 	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ENODEV && res != -ECANCELED)
 		log_warnx("queue %u entry %u: %s failed: %s", q->qid, req->idx,
-			  req->classic ? "/dev/fuse read" : "FUSE io-uring command", strerror(-res));
+			  req->classic ? "/dev/fuse read" : "FUSE io-uring command",
+			  strerror(-res));
 }
 
 static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
@@ -454,8 +455,7 @@ static void *queue_main(void *arg)
 		r = io_uring_submit_and_wait(&q->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
-		io_uring_for_each_cqe(&q->ring, head, cqe)
-		{
+		io_uring_for_each_cqe (&q->ring, head, cqe) {
 			handle_cqe(q, cqe);
 			n++;
 		}

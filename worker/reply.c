@@ -142,8 +142,7 @@ void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
 	finish_body(req, &o, sizeof(o));
 }
 
-void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh,
-		     uint32_t open_flags)
+void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh, uint32_t open_flags)
 {
 	struct {
 		struct fuse_entry_out e;

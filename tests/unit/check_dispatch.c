@@ -120,14 +120,8 @@ static void p_forget(void *ud, uint64_t ino, uint64_t n)
 }
 
 static const struct rf_plugin plugin = {
-	RF_PLUGIN_INIT,
-	.lookup = p_lookup,
-	.rename = p_rename,
-	.read = p_read,
-	.write = p_write,
-	.readdir = p_readdir,
-	.setxattr = p_setxattr,
-	.forget = p_forget,
+	RF_PLUGIN_INIT,	  .lookup = p_lookup,	.rename = p_rename,	.read = p_read,
+	.write = p_write, .readdir = p_readdir, .setxattr = p_setxattr, .forget = p_forget,
 };
 
 static void setup(void)

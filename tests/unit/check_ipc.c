@@ -101,7 +101,8 @@ START_TEST(test_send_refuses_bad_sizes)
 	char nonul[sizeof(struct rf_msg_log) + 3] = { 0 };
 	int fd = 0;
 
-	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_HELLO, 0, &h, sizeof(h) - 1, NULL, 0), -EMSGSIZE);
+	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_HELLO, 0, &h, sizeof(h) - 1, NULL, 0),
+			 -EMSGSIZE);
 	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_SHUTDOWN, 0, &h, 1, NULL, 0), -EMSGSIZE);
 	ck_assert_int_eq(rf_msg_send(sv[1], 0, 0, NULL, 0, NULL, 0), -EINVAL);
 	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_TYPE_MAX, 0, NULL, 0, NULL, 0), -EINVAL);

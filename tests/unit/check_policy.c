@@ -126,7 +126,8 @@ END_TEST
 
 START_TEST(test_all_errors_reported)
 {
-	const char text[] = "[mount a]\nmountpoint = x\nplugin = hello\nfoo = 1\nqueue_depth = -1\n";
+	const char text[] =
+		"[mount a]\nmountpoint = x\nplugin = hello\nfoo = 1\nqueue_depth = -1\n";
 	struct rf_policy *p = NULL;
 	int r = rf_policy_parse("mem", text, sizeof(text) - 1, &p, err, sizeof(err));
 

@@ -86,8 +86,8 @@ END_TEST
 
 START_TEST(test_ops_outside_allowlist_refused)
 {
-	static const uint8_t refused[] = { IORING_OP_NOP,    IORING_OP_OPENAT, IORING_OP_SOCKET,
-					   IORING_OP_CLOSE,  IORING_OP_FSYNC,  IORING_OP_READV,
+	static const uint8_t refused[] = { IORING_OP_NOP,     IORING_OP_OPENAT, IORING_OP_SOCKET,
+					   IORING_OP_CLOSE,   IORING_OP_FSYNC,	IORING_OP_READV,
 					   IORING_OP_MSG_RING };
 	size_t i;
 
