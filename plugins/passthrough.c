@@ -442,20 +442,26 @@ static void pt_opendir(struct rf_req *req, uint64_t ino, int flags)
 	rf_reply_open(req, (uint64_t)(uintptr_t)d, 0);
 }
 
-static void pt_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+static int is_dot_or_dotdot(const char *n)
+{
+	return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
+}
+
+/* readdir and readdirplus: the latter looks every entry up (but "." and
+ * "..") and undoes the lookup when the entry does not fit. */
+static void do_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, int plus)
 {
 	struct pt_dir *d = (struct pt_dir *)(uintptr_t)fh;
 
-	(void)ino;
-	(void)size;
 	if (off != d->pos) {
 		seekdir(d->dp, off);
 		d->entry = NULL;
 		d->pos = off;
 	}
 	for (;;) {
-		struct stat st;
+		struct rf_entry e;
 		off_t next;
+		int r;
 
 		if (!d->entry) {
 			errno = 0;
@@ -469,15 +475,46 @@ static void pt_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off,
 			}
 		}
 		next = d->entry->d_off;
-		memset(&st, 0, sizeof(st));
-		st.st_ino = d->entry->d_ino;
-		st.st_mode = (mode_t)d->entry->d_type << 12;
-		if (rf_dirbuf_add(req, d->entry->d_name, &st, next) < 0)
-			break; /* full: this entry goes first next time */
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = d->entry->d_ino;
+		e.attr.st_mode = (mode_t)d->entry->d_type << 12;
+		if (plus && !is_dot_or_dotdot(d->entry->d_name)) {
+			int err = do_lookup(req, ino, d->entry->d_name, &e);
+
+			if (err == ENOENT) { /* gone meanwhile: skip it */
+				d->entry = NULL;
+				d->pos = next;
+				continue;
+			}
+			if (err) {
+				rf_reply_err(req, err);
+				return;
+			}
+		}
+		r = plus ? rf_dirbuf_add_plus(req, d->entry->d_name, &e, next)
+			 : rf_dirbuf_add(req, d->entry->d_name, &e.attr, next);
+		if (r < 0) {
+			/* full: this entry goes first next time */
+			if (e.ino)
+				pt_forget(pt_of(req), e.ino, 1);
+			break;
+		}
 		d->entry = NULL;
 		d->pos = next;
 	}
 	rf_reply_dirbuf(req);
+}
+
+static void pt_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	(void)size;
+	do_readdir(req, ino, fh, off, 0);
+}
+
+static void pt_readdirplus(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	(void)size;
+	do_readdir(req, ino, fh, off, 1);
 }
 
 static void pt_releasedir(struct rf_req *req, uint64_t ino, uint64_t fh)
@@ -639,4 +676,5 @@ const struct rf_plugin ringfence_plugin = {
 	.create = pt_create,
 	.fallocate = pt_fallocate,
 	.lseek = pt_lseek,
+	.readdirplus = pt_readdirplus,
 };

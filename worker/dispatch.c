@@ -307,11 +307,17 @@ static void op_readdir(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_read_in *r = ARG0(fuse_read_in);
 
-	NEED(p, readdir);
 	if ((int64_t)r->offset < 0) {
 		rf_reply_err(req, EINVAL);
 		return;
 	}
+	if (req->in.opcode == FUSE_READDIRPLUS && p->readdirplus) {
+		p->readdirplus(req, req->in.nodeid, r->fh, (off_t)r->offset, r->size);
+		return;
+	}
+	/* READDIRPLUS without the op: readdir's entries, sent as direntplus
+	 * records without attributes */
+	NEED(p, readdir);
 	p->readdir(req, req->in.nodeid, r->fh, (off_t)r->offset, r->size);
 }
 
@@ -394,7 +400,7 @@ static const struct op_def ops[FUSE_OPCODE_MAX] = {
 	[FUSE_NOTIFY_REPLY] = { "NOTIFY_REPLY", 0, NULL },
 	[FUSE_BATCH_FORGET] = { "BATCH_FORGET", ARG(fuse_batch_forget_in), NULL },
 	[FUSE_FALLOCATE] = { "FALLOCATE", ARG(fuse_fallocate_in), op_fallocate },
-	[FUSE_READDIRPLUS] = { "READDIRPLUS", ARG(fuse_read_in), NULL },
+	[FUSE_READDIRPLUS] = { "READDIRPLUS", ARG(fuse_read_in), op_readdir },
 	[FUSE_RENAME2] = { "RENAME2", ARG(fuse_rename2_in), op_rename },
 	[FUSE_LSEEK] = { "LSEEK", ARG(fuse_lseek_in), op_lseek },
 	[FUSE_COPY_FILE_RANGE] = { "COPY_FILE_RANGE", 0, NULL },

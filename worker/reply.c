@@ -302,24 +302,52 @@ void rf_reply_lseek(struct rf_req *req, off_t off)
 	finish_body(req, &o, sizeof(o));
 }
 
-int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, off_t next_off)
+/* One directory entry, in the format the request's opcode wants: a plain
+ * dirent for READDIR, a direntplus for READDIRPLUS (with node id 0, which
+ * the kernel lists without caching, when @e is NULL). */
+static int dirbuf_add(struct rf_req *req, const char *name, const struct stat *st,
+		      const struct rf_entry *e, off_t next_off)
 {
-	size_t namelen = strlen(name), need = FUSE_DIRENT_SIZE(namelen);
+	bool plus = req->in.opcode == FUSE_READDIRPLUS;
+	size_t namelen = strlen(name);
+	size_t need = plus ? FUSE_DIRENTPLUS_SIZE(namelen) : FUSE_DIRENT_SIZE(namelen);
+	char *at = req->payload + req->reply_len;
 	struct fuse_dirent *d;
 
 	if (req->replied || req->state != RQ_PLUGIN)
 		return -1;
 	if (namelen == 0 || namelen > NAME_MAX || req->reply_len + need > reply_limit(req))
 		return -1;
-	d = (struct fuse_dirent *)(req->payload + req->reply_len);
+	memset(at, 0, need);
+	if (plus) {
+		struct fuse_entry_out eo;
+
+		if (e)
+			fill_entry(&eo, e);
+		else
+			memset(&eo, 0, sizeof(eo));
+		memcpy(at, &eo, sizeof(eo));
+		at += sizeof(eo);
+	}
+	d = (struct fuse_dirent *)at;
 	d->ino = st->st_ino;
 	d->off = (uint64_t)next_off;
 	d->namelen = (uint32_t)namelen;
 	d->type = (st->st_mode & S_IFMT) >> 12;
 	memcpy(d->name, name, namelen);
-	memset(d->name + namelen, 0, need - sizeof(*d) - namelen);
 	req->reply_len += (uint32_t)need;
 	return 0;
+}
+
+int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, off_t next_off)
+{
+	return dirbuf_add(req, name, st, NULL, next_off);
+}
+
+int rf_dirbuf_add_plus(struct rf_req *req, const char *name, const struct rf_entry *e,
+		       off_t next_off)
+{
+	return dirbuf_add(req, name, &e->attr, e->ino ? e : NULL, next_off);
 }
 
 void rf_reply_dirbuf(struct rf_req *req)

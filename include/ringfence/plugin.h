@@ -159,6 +159,9 @@ struct rf_plugin {
 	void (*fallocate)(struct rf_req *req, uint64_t ino, uint64_t fh, int mode, off_t off,
 			  off_t len);
 	void (*lseek)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, int whence);
+	/* Like readdir, but fill with rf_dirbuf_add_plus(). Without it the
+	 * framework answers READDIRPLUS through readdir (no attributes). */
+	void (*readdirplus)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size);
 };
 
 #define RF_PLUGIN_INIT .abi_version = RF_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct rf_plugin)
@@ -196,6 +199,11 @@ void rf_reply_lseek(struct rf_req *req, off_t off);
  * entry does not fit (stop and reply). Only st_ino and the type bits of
  * st_mode are used. */
 int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, off_t next_off);
+/* readdirplus: an entry with its attributes. An entry with a nonzero ino
+ * counts as a lookup, as rf_reply_entry() does; when this returns -1 the
+ * entry was not sent and the plugin must undo that lookup itself. */
+int rf_dirbuf_add_plus(struct rf_req *req, const char *name, const struct rf_entry *e,
+		       off_t next_off);
 void rf_reply_dirbuf(struct rf_req *req);
 
 #ifdef __cplusplus

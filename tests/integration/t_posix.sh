@@ -40,6 +40,8 @@ mkdir -p "$M/d1/d2" || rf_fail "mkdir"
 for i in $(seq 1 300); do : >"$M/d1/f$i"; done
 [ "$(ls "$M/d1" | wc -l)" = 301 ] || rf_fail "readdir of 301 entries: $(ls "$M/d1" | wc -l)"
 [ "$(ls -a "$M/d1" | sort | head -2 | tr '\n' ' ')" = ". .. " ] || rf_fail "readdir lacks . and .."
+[ "$(ls -la "$M/d1" | grep -c ' f[0-9]*$')" = 300 ] || rf_fail "ls -l (readdirplus) lists $(ls -la "$M/d1" | grep -c ' f[0-9]*$') files"
+[ "$(ls -la "$M/d1" | awk '$NF == "f7" { print $5 }')" = 0 ] || rf_fail "readdirplus attributes"
 rmdir "$M/d1" 2>/dev/null && rf_fail "rmdir of a non-empty directory"
 rm -r "$M/d1" || rf_fail "rm -r"
 [ ! -e "$S/d1" ] || rf_fail "rm -r not in backing dir"

@@ -305,6 +305,53 @@ START_TEST(test_readdir_respects_size)
 }
 END_TEST
 
+START_TEST(test_readdirplus_emulated)
+{
+	struct fuse_read_in ri = { .size = 400 };
+	const struct fuse_direntplus *d = (const void *)req.payload;
+
+	make(FUSE_READDIRPLUS, &ri, sizeof(ri), "", 0);
+	rf_dispatch(&req);
+	/* 128-byte entry_out + 24-byte dirent + 10-byte name, padded: 168 */
+	ck_assert_uint_eq(seen.size, 2);
+	ck_assert_uint_eq(req.reply_len, 2 * 168);
+	ck_assert_uint_eq(d->entry_out.nodeid, 0); /* listed, not cached */
+	ck_assert_uint_eq(d->dirent.ino, 9);
+	ck_assert_uint_eq(d->dirent.namelen, 10);
+	ck_assert_int_eq(memcmp(d->dirent.name, "entry-name", 10), 0);
+}
+END_TEST
+
+START_TEST(test_dirbuf_plus_entry)
+{
+	struct fuse_read_in ri = { .size = 4096 };
+	struct rf_entry e = { .ino = 77, .attr_timeout = 3 };
+	const struct fuse_direntplus *d = (const void *)req.payload;
+
+	make(FUSE_READDIRPLUS, &ri, sizeof(ri), "", 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	e.attr.st_ino = 5;
+	e.attr.st_mode = S_IFREG | 0600;
+	e.attr.st_size = 12;
+	ck_assert_int_eq(rf_dirbuf_add_plus(&req, "f", &e, 1), 0);
+	ck_assert_uint_eq(d->entry_out.nodeid, 77);
+	ck_assert_uint_eq(d->entry_out.attr.size, 12);
+	ck_assert_uint_eq(d->entry_out.attr_valid, 3);
+	ck_assert_uint_eq(d->dirent.ino, 5);
+	ck_assert_uint_eq(d->dirent.type, S_IFREG >> 12);
+	/* in a plain READDIR the same call writes a plain dirent */
+	make(FUSE_READDIR, &ri, sizeof(ri), "", 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	ck_assert_int_eq(rf_dirbuf_add_plus(&req, "f", &e, 1), 0);
+	ck_assert_uint_eq(req.reply_len, FUSE_DIRENT_SIZE(1));
+	/* and nothing is added once the reply went out */
+	rf_reply_dirbuf(&req);
+	ck_assert_int_eq(rf_dirbuf_add_plus(&req, "g", &e, 2), -1);
+}
+END_TEST
+
 START_TEST(test_setxattr_sizes)
 {
 	struct fuse_setxattr_in si = { .size = 3 };
@@ -373,6 +420,8 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_read_bounds_and_fd_reply);
 	tcase_add_test(tc, test_write_size_must_match);
 	tcase_add_test(tc, test_readdir_respects_size);
+	tcase_add_test(tc, test_readdirplus_emulated);
+	tcase_add_test(tc, test_dirbuf_plus_entry);
 	tcase_add_test(tc, test_setxattr_sizes);
 	tcase_add_test(tc, test_forgets);
 	tcase_add_test(tc, test_interrupt_flags_request);
