@@ -4,7 +4,7 @@
  * rf_req_finish() is replaced by a recorder. Malformed requests must be
  * answered without reaching the plugin.
  */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,12 +431,5 @@ static Suite *dispatch_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(dispatch_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rf_check_run(dispatch_suite());
 }

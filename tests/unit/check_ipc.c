@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* IPC framing: every message type round-trips; every malformation is refused. */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -248,12 +248,5 @@ static Suite *ipc_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ipc_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rf_check_run(ipc_suite());
 }

@@ -4,7 +4,7 @@
  * exactly what a worker can do once it enables the ring. Needs root
  * (buffer registration) and io_uring; exits 77 (skip) without them.
  */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -162,8 +162,7 @@ static Suite *ring_suite(void)
 int main(void)
 {
 	struct io_uring_params p;
-	SRunner *sr;
-	int failed, fd;
+	int fd;
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "check_ring: SKIP: needs root\n");
@@ -176,10 +175,5 @@ int main(void)
 		return 77;
 	}
 	close(fd);
-	sr = srunner_create(ring_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rf_check_run(ring_suite());
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The FUSE/io_uring uapi layout, pool geometry and FUSE_INIT negotiation. */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -253,12 +253,5 @@ static Suite *uapi_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(uapi_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rf_check_run(uapi_suite());
 }
