@@ -14,6 +14,8 @@ chmod 755 "$D"
 mkdir -p "$D/data" "$D/mnt"
 chown 65534:65534 "$D/data"
 orig=$(cat "$PARAM" 2>/dev/null || echo absent)
+fusectl=0
+mountpoint -q /sys/fs/fuse/connections && fusectl=1
 BROKER=""
 cleanup() {
 	if [ -n "$BROKER" ] && kill -0 "$BROKER" 2>/dev/null; then
@@ -21,6 +23,9 @@ cleanup() {
 		wait "$BROKER" || true
 	fi
 	[ "$orig" != absent ] && echo "$orig" >"$PARAM"
+	if [ $fusectl = 0 ] && mountpoint -q /sys/fs/fuse/connections; then
+		umount /sys/fs/fuse/connections # the broker mounted it for the demo
+	fi
 	rm -rf --one-file-system "$D"
 }
 trap cleanup EXIT
