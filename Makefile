@@ -1,6 +1,6 @@
 # ringfence: plain make. `make V=1` shows full commands.
 # Targets: all (default), deps, demo, check, check-unit, check-san,
-#          check-integration, format, format-check, clean.
+#          check-integration, bench, format, format-check, clean.
 
 CC      ?= cc
 BUILD   ?= build
@@ -52,7 +52,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: all deps demo check check-unit check-san check-integration format format-check clean
+.PHONY: all deps demo check check-unit check-san check-integration bench format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -118,6 +118,10 @@ check: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	@./tools/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	@./bench/run.sh
 
 FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests -name '*.[ch]' 2>/dev/null)
 format:
