@@ -32,7 +32,7 @@ struct pt_inode {
 	dev_t dev;
 	ino_t ino;
 	uint64_t nlookup;
-	struct pt_inode *next, *prev;
+	struct pt_inode *hnext; /* hash chain */
 };
 
 struct pt_dir {
@@ -41,11 +41,80 @@ struct pt_dir {
 	struct dirent *entry;
 };
 
+#define PT_HASH_MIN 1024
+
 struct pt {
 	pthread_mutex_t lock;
-	struct pt_inode root; /* the list head, never freed */
+	struct pt_inode root; /* never in the table, never freed */
+	struct pt_inode **table; /* (dev, ino) -> inode, chained */
+	size_t nbuckets;
+	size_t ninodes;
 	double timeout;
 };
+
+static size_t hash_of(dev_t dev, ino_t ino, size_t n)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
+
+	return (size_t)(h ^ (h >> 29)) & (n - 1);
+}
+
+static struct pt_inode *table_find(struct pt *p, dev_t dev, ino_t ino)
+{
+	struct pt_inode *i;
+
+	for (i = p->table[hash_of(dev, ino, p->nbuckets)]; i; i = i->hnext)
+		if (i->ino == ino && i->dev == dev)
+			return i;
+	return NULL;
+}
+
+/* Double the table when it averages more than one inode per bucket; a
+ * failed allocation just leaves longer chains. */
+static void table_grow(struct pt *p)
+{
+	size_t n = p->nbuckets * 2, b;
+	struct pt_inode **t;
+
+	if (p->ninodes <= p->nbuckets || !(t = calloc(n, sizeof(*t))))
+		return;
+	for (b = 0; b < p->nbuckets; b++) {
+		struct pt_inode *i, *next;
+
+		for (i = p->table[b]; i; i = next) {
+			size_t h = hash_of(i->dev, i->ino, n);
+
+			next = i->hnext;
+			i->hnext = t[h];
+			t[h] = i;
+		}
+	}
+	free(p->table);
+	p->table = t;
+	p->nbuckets = n;
+}
+
+static void table_insert(struct pt *p, struct pt_inode *i)
+{
+	size_t h = hash_of(i->dev, i->ino, p->nbuckets);
+
+	i->hnext = p->table[h];
+	p->table[h] = i;
+	p->ninodes++;
+	table_grow(p);
+}
+
+static void table_remove(struct pt *p, struct pt_inode *i)
+{
+	struct pt_inode **pp = &p->table[hash_of(i->dev, i->ino, p->nbuckets)];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == i) {
+			*pp = i->hnext;
+			p->ninodes--;
+			return;
+		}
+}
 
 static struct pt *pt_of(struct rf_req *req)
 {
@@ -93,7 +162,12 @@ static int pt_init(const struct rf_init_args *a, void **userdata)
 	p->root.dev = st.st_dev;
 	p->root.ino = st.st_ino;
 	p->root.nlookup = 2;
-	p->root.next = p->root.prev = &p->root;
+	p->nbuckets = PT_HASH_MIN;
+	p->table = calloc(p->nbuckets, sizeof(*p->table));
+	if (!p->table) {
+		free(p);
+		return ENOMEM;
+	}
 	*userdata = p;
 	return 0;
 }
@@ -102,12 +176,15 @@ static void pt_destroy(void *userdata)
 {
 	struct pt *p = userdata;
 	struct pt_inode *i, *n;
+	size_t b;
 
-	for (i = p->root.next; i != &p->root; i = n) {
-		n = i->next;
-		close(i->fd);
-		free(i);
-	}
+	for (b = 0; b < p->nbuckets; b++)
+		for (i = p->table[b]; i; i = n) {
+			n = i->hnext;
+			close(i->fd);
+			free(i);
+		}
+	free(p->table);
 	free(p);
 }
 
@@ -132,10 +209,8 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		return err;
 	}
 	pthread_mutex_lock(&p->lock);
-	for (i = p->root.next; i != &p->root; i = i->next)
-		if (i->ino == e->attr.st_ino && i->dev == e->attr.st_dev)
-			break;
-	if (i != &p->root) {
+	i = table_find(p, e->attr.st_dev, e->attr.st_ino);
+	if (i) {
 		i->nlookup++;
 		close(fd);
 	} else if (e->attr.st_ino == p->root.ino && e->attr.st_dev == p->root.dev) {
@@ -152,10 +227,7 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		i->dev = e->attr.st_dev;
 		i->ino = e->attr.st_ino;
 		i->nlookup = 1;
-		i->next = p->root.next;
-		i->prev = &p->root;
-		p->root.next->prev = i;
-		p->root.next = i;
+		table_insert(p, i);
 	}
 	pthread_mutex_unlock(&p->lock);
 	e->ino = i == &p->root ? RF_ROOT_ID : (uint64_t)(uintptr_t)i;
@@ -188,8 +260,7 @@ static void pt_forget(void *userdata, uint64_t ino, uint64_t nlookup)
 	pthread_mutex_lock(&p->lock);
 	i->nlookup = nlookup >= i->nlookup ? 0 : i->nlookup - nlookup;
 	if (i->nlookup == 0) {
-		i->prev->next = i->next;
-		i->next->prev = i->prev;
+		table_remove(p, i);
 		close(i->fd);
 		free(i);
 	}
