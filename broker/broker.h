@@ -53,6 +53,7 @@ struct rf_tenant {
 	pid_t worker_pid;
 	int ipc_fd;
 	struct event *ipc_ev;
+	struct event *start_ev; /* deadline for READY */
 	bool hello_seen;
 	bool ready_seen;
 	time_t started;

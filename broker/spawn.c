@@ -32,6 +32,28 @@
 #define RF_WORKER_IPC_FD 3
 #define RF_WORKER_RING_FD0 4
 
+static void stop_start_timer(struct rf_tenant *t)
+{
+	if (t->start_ev) {
+		event_free(t->start_ev);
+		t->start_ev = NULL;
+	}
+}
+
+static void start_timeout_cb(int fd, short what, void *arg)
+{
+	struct rf_tenant *t = arg;
+
+	(void)fd;
+	(void)what;
+	stop_start_timer(t);
+	snprintf(t->fail_reason, sizeof(t->fail_reason),
+		 "worker did not become ready within start_timeout = %u s", t->pol.start_timeout);
+	log_warnx("%s: %s", t->pol.name, t->fail_reason);
+	if (t->worker_pid > 0)
+		kill(t->worker_pid, SIGKILL);
+}
+
 static void kill_worker(struct rf_tenant *t, const char *why)
 {
 	log_warnx("%s: killing worker %d: %s", t->pol.name, (int)t->worker_pid, why);
@@ -194,6 +216,13 @@ int rf_worker_spawn(struct rf_tenant *t)
 	t->ipc_ev = event_new(t->b->base, t->ipc_fd, EV_READ | EV_PERSIST, rf_worker_ipc_cb, t);
 	if (!t->ipc_ev || event_add(t->ipc_ev, NULL) < 0)
 		fatalx("event_new");
+	{
+		struct timeval tv = { .tv_sec = t->pol.start_timeout };
+
+		t->start_ev = evtimer_new(t->b->base, start_timeout_cb, t);
+		if (!t->start_ev || evtimer_add(t->start_ev, &tv) < 0)
+			fatalx("evtimer_new");
+	}
 	log_info("%s: worker %d started (%u queue%s x %u entries, %s transport)", t->pol.name,
 		 (int)pid, nq, nq == 1 ? "" : "s", t->geom.depth,
 		 rf_transport_kind_name(t->conn.transport));
@@ -241,6 +270,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		}
 		t->ready_seen = true;
 		t->state = RF_TENANT_RUNNING;
+		stop_start_timer(t);
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
 			 t->pol.plugin, t->pol.mountpoint,
 			 rf_transport_kind_name((int)rd.transport), rd.nqueues,
@@ -327,6 +357,7 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		event_free(t->ipc_ev);
 		t->ipc_ev = NULL;
 	}
+	stop_start_timer(t);
 	if (t->ipc_fd >= 0) {
 		close(t->ipc_fd);
 		t->ipc_fd = -1;

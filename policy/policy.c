@@ -156,6 +156,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("transport", K_TRANSPORT, transport, 0, 0, 0),
 	MKEY("queue_depth", K_UINT, queue_depth, 1, RF_QUEUE_DEPTH_MAX, 0),
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
+	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
@@ -301,6 +302,7 @@ static void mount_defaults(struct rf_mount_policy *m)
 	m->transport = RF_TRANSPORT_AUTO;
 	m->queue_depth = RF_DEFAULT_QUEUE_DEPTH;
 	m->max_write = RF_DEFAULT_MAX_WRITE;
+	m->start_timeout = RF_DEFAULT_START_TIMEOUT;
 	m->default_permissions = true;
 	strcpy(m->user, RF_DEFAULT_USER);
 	strcpy(m->group, RF_DEFAULT_GROUP);

@@ -36,6 +36,7 @@ struct rf_mount_policy {
 	enum rf_transport transport;
 	uint32_t queue_depth;
 	uint32_t max_write;
+	uint32_t start_timeout; /* seconds for a worker to report READY */
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;
@@ -58,6 +59,7 @@ struct rf_policy {
 #define RF_MAX_WRITE_MIN 4096
 #define RF_MAX_WRITE_MAX (1024 * 1024)
 #define RF_QUEUE_DEPTH_MAX 128
+#define RF_DEFAULT_START_TIMEOUT 30
 
 /*
  * Parse @len bytes of @text, naming @file in errors. On success returns 0

@@ -24,6 +24,35 @@ grep -q "plugin passthrough init: Invalid argument" "$T/noinit.log" || {
 	rf_fail "init failure not reported"
 }
 
+rf_log "a plugin that hangs or crashes in init: deadline, reason, mounts cleaned up"
+mkdir -p "$T/h1.mnt" "$T/h2.mnt"
+cat >"$T/hang.policy" <<EOP
+[global]
+control_socket = $T/c4.sock
+[mount h1]
+mountpoint = $T/h1.mnt
+plugin = $BUILD/tests/plugins/hang.so
+options = hang_init
+start_timeout = 1
+transport = $TRANSPORT
+[mount h2]
+mountpoint = $T/h2.mnt
+plugin = $BUILD/tests/plugins/hang.so
+options = crash_init
+transport = $TRANSPORT
+EOP
+start=$(date +%s)
+timeout 20 "$RINGFENCED" -f -c "$T/hang.policy" >"$T/hang.log" 2>&1
+rc=$?
+[ $rc = 1 ] || rf_fail "broker exit status $rc, want 1: $(cat "$T/hang.log")"
+[ $(($(date +%s) - start)) -le 5 ] || rf_fail "start_timeout = 1 took $(($(date +%s) - start)) s"
+grep -q "h1: worker did not become ready within start_timeout = 1 s" "$T/hang.log" ||
+	rf_fail "no start_timeout message: $(cat "$T/hang.log")"
+grep -q "h2: worker was killed by signal 11" "$T/hang.log" ||
+	rf_fail "no crash message: $(cat "$T/hang.log")"
+rf_is_mounted "$T/h1.mnt" && rf_fail "h1 left mounted"
+rf_is_mounted "$T/h2.mnt" && rf_fail "h2 left mounted"
+
 if [ "$TRANSPORT" = classic ] && [ "$(cat /sys/module/fuse/parameters/enable_uring)" != Y ]; then
 	rf_log "transport = uring without FUSE io-uring: refused, said why"
 	mkdir -p "$T/u.mnt"

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hang: a test plugin that misbehaves on request. With the option
+ * "hang_init" its init never returns; with "crash_init" it dies in init.
+ * Otherwise it serves an empty read-only root.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ringfence/plugin.h"
+
+static int hang_init(const struct rf_init_args *a, void **ud)
+{
+	*ud = NULL;
+	if (strstr(a->options, "hang_init"))
+		for (;;)
+			pause();
+	if (strstr(a->options, "crash_init"))
+		raise(SIGSEGV);
+	return 0;
+}
+
+static void hang_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
+{
+	struct stat st;
+
+	(void)fh;
+	memset(&st, 0, sizeof(st));
+	st.st_ino = ino;
+	st.st_mode = S_IFDIR | 0555;
+	st.st_nlink = 2;
+	rf_reply_attr(req, &st, 1);
+}
+
+const struct rf_plugin ringfence_plugin = {
+	RF_PLUGIN_INIT,
+	.name = "hang",
+	.init = hang_init,
+	.getattr = hang_getattr,
+};
