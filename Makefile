@@ -47,6 +47,7 @@ PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
 UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS))
 
 URING_LIBS  := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
+SECCOMP_LIBS := $(shell pkg-config --libs libseccomp 2>/dev/null || echo -lseccomp)
 EVENT_LIBS  := $(shell pkg-config --libs libevent_core 2>/dev/null || echo -levent_core)
 CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -68,10 +69,10 @@ $(LIB): $(call obj,$(LIB_SRC))
 	$(call say,AR,$@)ar rcs $@ $^
 
 $(BUILD)/ringfenced: $(call obj,$(BROKER_SRC)) $(LIB)
-	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(EVENT_LIBS)
+	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS)
 
 $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
-	$(call say,LD,$@)$(CC) -pie -rdynamic $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) -ldl -lpthread
+	$(call say,LD,$@)$(CC) -pie -rdynamic $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 
 $(BUILD)/ringfencectl: $(call obj,$(CTL_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
@@ -93,7 +94,7 @@ UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/r
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC))
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) -ldl -lpthread
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\"
 

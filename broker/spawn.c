@@ -15,11 +15,14 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -190,10 +193,16 @@ int rf_worker_spawn(struct rf_tenant *t)
 		log_warn("%s: socketpair", t->pol.name);
 		goto close_rings;
 	}
-	pid = fork();
+	/* The worker starts in namespaces of its own: it is PID 1 of a new
+	 * PID namespace, with no network, no IPC objects, its own hostname and
+	 * a mount namespace in which it builds its root. */
+	pid = (pid_t)syscall(SYS_clone,
+			     CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+				     CLONE_NEWPID | SIGCHLD,
+			     NULL, NULL, NULL, 0);
 	if (pid < 0) {
 		r = -errno;
-		log_warn("%s: fork", t->pol.name);
+		log_warn("%s: clone the worker", t->pol.name);
 		close(sv[0]);
 		close(sv[1]);
 		goto close_rings;
@@ -287,6 +296,27 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		}
 		log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name,
 			l->line);
+		return;
+	}
+	case RF_MSG_SECCOMP: {
+		struct rf_msg_seccomp sc;
+		char *name;
+
+		memcpy(&sc, m->payload, sizeof(sc));
+		if (!t->hello_seen) {
+			kill_worker(t, "SECCOMP before HELLO");
+			return;
+		}
+		name = seccomp_syscall_resolve_num_arch(sc.arch, sc.nr);
+		snprintf(t->fail_reason, sizeof(t->fail_reason),
+			 "seccomp: %s(0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx) denied",
+			 name ? name : "?", (unsigned long long)sc.args[0],
+			 (unsigned long long)sc.args[1], (unsigned long long)sc.args[2],
+			 (unsigned long long)sc.args[3], (unsigned long long)sc.args[4],
+			 (unsigned long long)sc.args[5]);
+		log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the worker dies", t->pol.name,
+			  t->pol.plugin, t->fail_reason, sc.nr, (unsigned long long)sc.ip);
+		free(name);
 		return;
 	}
 	case RF_MSG_FAILED: {

@@ -15,6 +15,8 @@ static const struct rf_msg_spec specs[RF_MSG_TYPE_MAX] = {
 			   0 },
 	[RF_MSG_LOG] = { "LOG", sizeof(struct rf_msg_log) + 1, RF_IPC_MAX_PAYLOAD, 0, 1 },
 	[RF_MSG_SHUTDOWN] = { "SHUTDOWN", 0, 0, 0, 0 },
+	[RF_MSG_SECCOMP] = { "SECCOMP", sizeof(struct rf_msg_seccomp),
+			     sizeof(struct rf_msg_seccomp), 0, 0 },
 	[RF_MSG_FAILED] = { "FAILED", sizeof(struct rf_msg_failed) + 1, RF_IPC_MAX_PAYLOAD, 0, 1 },
 };
 

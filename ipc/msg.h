@@ -34,7 +34,8 @@ enum rf_msg_type {
 	RF_MSG_LOG = 5, /* worker -> broker, a log line */
 	RF_MSG_SHUTDOWN = 6, /* broker -> worker */
 	RF_MSG_FAILED = 7, /* worker -> broker, start-up failed: errno + text */
-	RF_MSG_TYPE_MAX = 8,
+	RF_MSG_SECCOMP = 8, /* worker -> broker, a trapped system call; then it dies */
+	RF_MSG_TYPE_MAX = 9,
 };
 
 struct rf_msg_hello {
@@ -86,6 +87,13 @@ struct rf_msg_log {
 struct rf_msg_failed {
 	int32_t error;
 	char what[]; /* NUL-terminated inside the payload */
+};
+
+struct rf_msg_seccomp {
+	int32_t nr;
+	uint32_t arch; /* AUDIT_ARCH_* */
+	uint64_t args[6];
+	uint64_t ip;
 };
 
 struct rf_msg {

@@ -7,7 +7,6 @@
  * plugin file and the source directory, and drop every privilege. Only then
  * is plugin code loaded (its constructors run at dlopen).
  */
-#include <cap-ng.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +21,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox.h"
 #include "worker.h"
+
+/* descriptors a worker may hold: pool, rings, plugin files */
+#define RF_WORKER_NOFILE 4096
 
 static struct rf_worker W;
 
@@ -158,19 +161,6 @@ static int open_plugin_file(void)
 	return fd;
 }
 
-static void drop_privileges(void)
-{
-	capng_clear(CAPNG_SELECT_BOTH);
-	if (capng_change_id((int)W.cfg.uid, (int)W.cfg.gid,
-			    CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING) < 0)
-		fail(EPERM, "drop to uid %u gid %u", W.cfg.uid, W.cfg.gid);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		fail(errno, "no_new_privs");
-	if (getuid() != W.cfg.uid || geteuid() != W.cfg.uid || getgid() != W.cfg.gid ||
-	    capng_have_capabilities(CAPNG_SELECT_BOTH) != CAPNG_NONE)
-		fail(EPERM, "privileges still held after the drop");
-}
-
 static void load_plugin(int plugin_fd)
 {
 	char path[64];
@@ -246,15 +236,28 @@ int main(int argc, char **argv)
 		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
 	setup_queues();
 
-	/* Trusted start-up: open what the plugin will need, then drop. */
+	/* Trusted start-up: open what the plugin will need, then enter the
+	 * sandbox (sandbox.c says what each step does). */
 	plugin_fd = open_plugin_file();
+	err = rf_sandbox_fs(W.cfg.source, (int)W.cfg.read_only);
+	if (err < 0)
+		fail(-err, "build the sandbox root (source %s)",
+		     W.cfg.source[0] ? W.cfg.source : "none");
 	W.source_fd = -1;
 	if (W.cfg.source[0]) {
-		W.source_fd = open(W.cfg.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		W.source_fd = open("/source", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (W.source_fd < 0)
-			fail(errno, "open source %s", W.cfg.source);
+			fail(errno, "open /source in the sandbox");
 	}
-	drop_privileges();
+	err = rf_sandbox_limits(RF_WORKER_NOFILE);
+	if (err < 0)
+		fail(-err, "set rlimits");
+	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);
+	if (err < 0)
+		fail(-err, "drop to uid %u gid %u", W.cfg.uid, W.cfg.gid);
+	err = rf_sandbox_seccomp_base(W.ipc_fd);
+	if (err < 0)
+		fail(-err, "install the seccomp deny list");
 
 	/* Untrusted from here on: plugin code runs from dlopen. */
 	load_plugin(plugin_fd);

@@ -158,4 +158,5 @@ rf_assert_worker_fenced() {
 	grep -q '^CapEff:[[:space:]]*0000000000000000' "/proc/$pid/status" || rf_fail "worker has effective caps"
 	grep -q '^CapBnd:[[:space:]]*0000000000000000' "/proc/$pid/status" || rf_fail "worker has a bounding set"
 	grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || rf_fail "worker lacks no_new_privs"
+	grep -q '^Seccomp:[[:space:]]*2' "/proc/$pid/status" || rf_fail "worker has no seccomp filter"
 }

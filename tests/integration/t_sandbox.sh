@@ -1,0 +1,41 @@
+#!/bin/bash
+# The sandbox of a running worker, read from outside: credentials,
+# capabilities, seccomp, namespaces, root.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+rf_policy pt passthrough "$T/src"
+rf_policy mem memfs ""
+rf_start pt mem
+echo data >"$T/pt.mnt/file"
+
+W=$(rf_worker pt)
+rf_assert_worker_fenced "$W"
+st=/proc/$W/status
+rf_log "credentials and capabilities"
+grep -q '^Gid:[[:space:]]*65534[[:space:]]65534[[:space:]]65534[[:space:]]65534' "$st" || rf_fail "gid"
+grep -q '^Groups:[[:space:]]*$' "$st" || rf_fail "supplementary groups: $(grep Groups "$st")"
+for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+	grep -q "^$c:[[:space:]]*0000000000000000" "$st" || rf_fail "$c not empty"
+done
+grep -q '^Seccomp:[[:space:]]*2' "$st" || rf_fail "no seccomp filter"
+grep -q '^NSpid:[[:space:]]*'"$W"'[[:space:]]*1$' "$st" || rf_fail "not PID 1 of its namespace: $(grep NSpid "$st")"
+
+rf_log "namespaces differ from the broker's"
+for ns in mnt net ipc uts pid; do
+	[ "$(readlink "/proc/$W/ns/$ns")" != "$(readlink "/proc/$BROKER_PID/ns/$ns")" ] ||
+		rf_fail "worker shares the broker's $ns namespace"
+done
+[ "$(readlink /proc/"$W"/ns/net)" != "$(readlink /proc/"$(rf_worker mem)"/ns/net)" ] ||
+	rf_fail "two tenants share a network namespace"
+
+rf_log "root: a read-only tmpfs with /proc and /source only"
+[ "$(ls /proc/"$W"/root | tr '\n' ' ')" = "proc source " ] || rf_fail "root holds: $(ls /proc/"$W"/root)"
+[ "$(cat /proc/"$W"/root/source/file)" = data ] || rf_fail "/source is not the tenant's source"
+grep -qE '^[^ ]+ / tmpfs ro,' "/proc/$W/mounts" || rf_fail "root is not a read-only tmpfs: $(cat /proc/"$W"/mounts)"
+grep -qE ' /source [^ ]+ [^ ]*nosuid,nodev' "/proc/$W/mounts" || rf_fail "/source lacks nosuid,nodev"
+[ "$(wc -l <"/proc/$W/mounts")" = 3 ] || rf_fail "more than three mounts: $(cat /proc/"$W"/mounts)"
+[ "$(ls /proc/"$(rf_worker mem)"/root | tr '\n' ' ')" = "proc " ] || rf_fail "memfs root holds a source"
+nsenter -t "$W" -u hostname | grep -qx ringfence || rf_fail "hostname"
+grep -q '^Max core file size *0 *0' "/proc/$W/limits" || rf_fail "core dumps allowed"
+grep -q '^Max open files *4096 *4096' "/proc/$W/limits" || rf_fail "nofile limit"
+rf_stop

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker's way into its sandbox, all before any plugin code runs.
+ *
+ * The broker has already created the worker in new mount, network, IPC,
+ * UTS and PID namespaces (it is PID 1 of its own). Here, still root and
+ * trusted, the worker
+ *   1. builds a minimal root: a read-only tmpfs holding /source (a
+ *      nosuid,nodev bind of the tenant's source) and /proc (a procfs of its
+ *      own PID namespace, process entries only), and pivots into it;
+ *   2. sets rlimits (no core dumps, bounded descriptors);
+ *   3. becomes the tenant's uid/gid with no supplementary groups, clears
+ *      every capability including the bounding set, sets no_new_privs, and
+ *      makes itself non-dumpable;
+ *   4. installs the first seccomp stage: a deny list that stops exec,
+ *      process creation, ptrace, sockets, mounts, namespaces, new rings,
+ *      bpf, keys and other kernel attack surface. Denied calls trap; the
+ *      SIGSYS handler reports the call to the broker and then dies of SIGSYS.
+ * Only then is the plugin loaded; the seccomp.policy stage stacks on top.
+ */
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sandbox.h"
+
+#define NEWROOT "/tmp"
+
+static int sandbox_ipc_fd = -1;
+
+static int build_root(const char *source, int read_only, unsigned long bind_flags);
+
+int rf_sandbox_fs(const char *source, int read_only)
+{
+	unsigned long bind_flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV;
+	char src_path[64];
+	int src_fd = -1, r;
+
+	/* Hold the source before anything is mounted over it (it may live
+	 * under NEWROOT), and bind it through its /proc link. */
+	if (source && source[0]) {
+		src_fd = open(source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (src_fd < 0)
+			return -errno;
+		snprintf(src_path, sizeof(src_path), "/proc/self/fd/%d", src_fd);
+	}
+	r = build_root(src_fd >= 0 ? src_path : NULL, read_only, bind_flags);
+	if (src_fd >= 0)
+		close(src_fd);
+	return r;
+}
+
+static int build_root(const char *source, int read_only, unsigned long bind_flags)
+{
+	/* nothing we mount may leak back to the host */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("ringfence", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=64k,nr_inodes=16,mode=0755") < 0)
+		return -errno;
+	if (mkdir(NEWROOT "/proc", 0555) < 0 || mkdir(NEWROOT "/old", 0700) < 0)
+		return -errno;
+	if (source) {
+		if (mkdir(NEWROOT "/source", 0755) < 0 ||
+		    mount(source, NEWROOT "/source", NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -errno;
+		if (read_only)
+			bind_flags |= MS_RDONLY;
+		if (mount(NULL, NEWROOT "/source", NULL, bind_flags, NULL) < 0)
+			return -errno;
+	}
+	/* a procfs of this PID namespace: /proc/self/fd is how the plugin is
+	 * loaded and how passthrough reaches xattrs of O_PATH files */
+	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "subset=pid,hidepid=invisible") < 0)
+		return -errno;
+	if (chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", "old") < 0)
+		return -errno;
+	if (umount2("/old", MNT_DETACH) < 0 || rmdir("/old") < 0 || chdir("/") < 0)
+		return -errno;
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		return -errno;
+	if (sethostname("ringfence", 9) < 0)
+		return -errno;
+	return 0;
+}
+
+int rf_sandbox_limits(rlim_t nofile)
+{
+	struct rlimit core = { 0, 0 }, files = { nofile, nofile };
+
+	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0)
+		return -errno;
+	return 0;
+}
+
+int rf_sandbox_drop(uid_t uid, gid_t gid)
+{
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_change_id((int)uid, (int)gid, CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING) < 0)
+		return -EPERM;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
+	/* ambient capabilities need a permitted set: there is none, but say so */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid ||
+	    capng_have_capabilities(CAPNG_SELECT_BOTH) != CAPNG_NONE)
+		return -EPERM;
+	return 0;
+}
+
+/* Report a trapped system call to the broker, then die of SIGSYS: the
+ * rt_sigaction(SIGSYS) call below is itself killed by the filter, so nobody
+ * (not even this handler) can keep the process alive. */
+static void on_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+	const ucontext_t *uc = ctx;
+	struct rf_msg_seccomp m;
+
+	(void)sig;
+	memset(&m, 0, sizeof(m));
+	m.nr = si->si_syscall;
+	m.arch = si->si_arch;
+	m.args[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RDI];
+	m.args[1] = (uint64_t)uc->uc_mcontext.gregs[REG_RSI];
+	m.args[2] = (uint64_t)uc->uc_mcontext.gregs[REG_RDX];
+	m.args[3] = (uint64_t)uc->uc_mcontext.gregs[REG_R10];
+	m.args[4] = (uint64_t)uc->uc_mcontext.gregs[REG_R8];
+	m.args[5] = (uint64_t)uc->uc_mcontext.gregs[REG_R9];
+	m.ip = (uint64_t)(uintptr_t)si->si_call_addr;
+	if (sandbox_ipc_fd >= 0)
+		rf_msg_send(sandbox_ipc_fd, RF_MSG_SECCOMP, 0, &m, sizeof(m), NULL, 0);
+	syscall(SYS_rt_sigaction, SIGSYS, NULL, NULL, sizeof(sigset_t));
+	_exit(159); /* not reached */
+}
+
+/* Denied outright, trapped and reported. */
+static const int denied[] = {
+	SCMP_SYS(execve),
+	SCMP_SYS(execveat),
+	SCMP_SYS(fork),
+	SCMP_SYS(vfork),
+	SCMP_SYS(ptrace),
+	SCMP_SYS(process_vm_readv),
+	SCMP_SYS(process_vm_writev),
+	SCMP_SYS(pidfd_open),
+	SCMP_SYS(pidfd_getfd),
+	SCMP_SYS(socket),
+	SCMP_SYS(socketpair),
+	SCMP_SYS(connect),
+	SCMP_SYS(bind),
+	SCMP_SYS(listen),
+	SCMP_SYS(accept),
+	SCMP_SYS(accept4),
+	SCMP_SYS(mount),
+	SCMP_SYS(umount2),
+	SCMP_SYS(pivot_root),
+	SCMP_SYS(chroot),
+	SCMP_SYS(unshare),
+	SCMP_SYS(setns),
+	SCMP_SYS(open_tree),
+	SCMP_SYS(move_mount),
+	SCMP_SYS(fsopen),
+	SCMP_SYS(fsconfig),
+	SCMP_SYS(fsmount),
+	SCMP_SYS(fspick),
+	SCMP_SYS(mount_setattr),
+	SCMP_SYS(io_uring_setup),
+	SCMP_SYS(bpf),
+	SCMP_SYS(keyctl),
+	SCMP_SYS(add_key),
+	SCMP_SYS(request_key),
+	SCMP_SYS(perf_event_open),
+	SCMP_SYS(kexec_load),
+	SCMP_SYS(kexec_file_load),
+	SCMP_SYS(init_module),
+	SCMP_SYS(finit_module),
+	SCMP_SYS(delete_module),
+	SCMP_SYS(reboot),
+	SCMP_SYS(swapon),
+	SCMP_SYS(swapoff),
+	SCMP_SYS(acct),
+	SCMP_SYS(quotactl),
+	SCMP_SYS(userfaultfd),
+	SCMP_SYS(personality),
+	SCMP_SYS(setuid),
+	SCMP_SYS(setgid),
+	SCMP_SYS(setreuid),
+	SCMP_SYS(setregid),
+	SCMP_SYS(setresuid),
+	SCMP_SYS(setresgid),
+	SCMP_SYS(setgroups),
+	SCMP_SYS(setfsuid),
+	SCMP_SYS(setfsgid),
+	SCMP_SYS(capset),
+	SCMP_SYS(open_by_handle_at),
+	SCMP_SYS(name_to_handle_at),
+	SCMP_SYS(fanotify_init),
+	SCMP_SYS(ioperm),
+	SCMP_SYS(iopl),
+	SCMP_SYS(modify_ldt),
+	SCMP_SYS(syslog),
+	SCMP_SYS(vhangup),
+	SCMP_SYS(uselib),
+	SCMP_SYS(process_madvise),
+	SCMP_SYS(move_pages),
+	SCMP_SYS(migrate_pages),
+	SCMP_SYS(settimeofday),
+	SCMP_SYS(clock_settime),
+	SCMP_SYS(adjtimex),
+	SCMP_SYS(clock_adjtime),
+	SCMP_SYS(sethostname),
+	SCMP_SYS(setdomainname),
+	SCMP_SYS(lookup_dcookie),
+	SCMP_SYS(kcmp),
+};
+
+int rf_sandbox_seccomp_base(int ipc_fd)
+{
+	struct sigaction sa;
+	scmp_filter_ctx ctx;
+	size_t i;
+	int r;
+
+	sandbox_ipc_fd = ipc_fd;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) < 0)
+		return -errno;
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+	/* x86-64 only: i386 (int 0x80) and x32 calls kill the process */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	for (i = 0; !r && i < sizeof(denied) / sizeof(denied[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, denied[i], 0);
+	/* threads yes, processes no */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+	/* clone3's flags sit behind a pointer: make glibc fall back to clone */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* the SIGSYS handler stays ours; asking about it at all is fatal */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
+				     SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+	/* the worker stays non-dumpable */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prctl), 1,
+				     SCMP_A0(SCMP_CMP_EQ, PR_SET_DUMPABLE));
+	/* rings: only the register calls a worker makes (FILES_UPDATE, and
+	 * ENABLE_RINGS at start); the ring's own restrictions apply too */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
+				     SCMP_A1(SCMP_CMP_LT, 6 /* IORING_REGISTER_FILES_UPDATE */));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
+				     SCMP_A1(SCMP_CMP_GT, 12 /* IORING_REGISTER_ENABLE_RINGS */));
+	for (i = 7; !r && i < 12; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
+				     SCMP_A1(SCMP_CMP_EQ, i));
+	if (!r)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* Entering the sandbox (sandbox.c). Each returns 0 or -errno. */
+#ifndef RINGFENCE_SANDBOX_H
+#define RINGFENCE_SANDBOX_H
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "msg.h"
+
+/* Pivot into a read-only tmpfs root holding /proc and, if @source is set,
+ * /source (a nosuid,nodev bind, read-only if @read_only). */
+int rf_sandbox_fs(const char *source, int read_only);
+int rf_sandbox_limits(rlim_t nofile);
+int rf_sandbox_drop(uid_t uid, gid_t gid);
+/* The deny-list stage; trapped calls are reported on @ipc_fd. */
+int rf_sandbox_seccomp_base(int ipc_fd);
+
+#endif /* RINGFENCE_SANDBOX_H */
