@@ -60,6 +60,7 @@ static void start_timeout_cb(int fd, short what, void *arg)
 static void kill_worker(struct rf_tenant *t, const char *why)
 {
 	log_warnx("%s: killing worker %d: %s", t->pol.name, (int)t->worker_pid, why);
+	snprintf(t->fail_reason, sizeof(t->fail_reason), "killed by the broker: %s", why);
 	if (t->worker_pid > 0)
 		kill(t->worker_pid, SIGKILL);
 	if (t->ipc_ev) {

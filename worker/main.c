@@ -26,6 +26,9 @@
 
 /* descriptors a worker may hold: pool, rings, plugin files */
 #define RF_WORKER_NOFILE 4096
+/* private memory of the worker and its plugin (the pool is shared and not
+ * counted); per-tenant memory limits come with cgroup support */
+#define RF_WORKER_DATA (1ULL << 30)
 
 static struct rf_worker W;
 
@@ -249,7 +252,7 @@ int main(int argc, char **argv)
 		if (W.source_fd < 0)
 			fail(errno, "open /source in the sandbox");
 	}
-	err = rf_sandbox_limits(RF_WORKER_NOFILE);
+	err = rf_sandbox_limits(RF_WORKER_NOFILE, RF_WORKER_DATA);
 	if (err < 0)
 		fail(-err, "set rlimits");
 	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);

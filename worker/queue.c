@@ -396,7 +396,9 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		data_done(req, res);
 		return;
 	default:
-		log_warnx("queue %u: completion with unknown tag %u", q->qid, tag);
+		/* not ours: something else submitted on this ring */
+		log_warnx("queue %u: unexpected completion (user_data 0x%llx, res %d)", q->qid,
+			  (unsigned long long)cqe->user_data, res);
 	}
 }
 

@@ -8,7 +8,7 @@
  *   1. builds a minimal root: a read-only tmpfs holding /source (a
  *      nosuid,nodev bind of the tenant's source) and /proc (a procfs of its
  *      own PID namespace, process entries only), and pivots into it;
- *   2. sets rlimits (no core dumps, bounded descriptors);
+ *   2. sets rlimits (no core dumps, bounded descriptors and private memory);
  *   3. becomes the tenant's uid/gid with no supplementary groups, clears
  *      every capability including the bounding set, sets no_new_privs, and
  *      makes itself non-dumpable;
@@ -100,11 +100,12 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 	return 0;
 }
 
-int rf_sandbox_limits(rlim_t nofile)
+int rf_sandbox_limits(rlim_t nofile, rlim_t data)
 {
-	struct rlimit core = { 0, 0 }, files = { nofile, nofile };
+	struct rlimit core = { 0, 0 }, files = { nofile, nofile }, priv = { data, data };
 
-	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0)
+	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0 ||
+	    setrlimit(RLIMIT_DATA, &priv) < 0)
 		return -errno;
 	return 0;
 }

@@ -1,0 +1,118 @@
+#!/bin/bash
+# Death tests: a hostile plugin attacks its sandbox, one attack per lookup.
+# Each attack has one exact expected outcome: an errno the client sees, or
+# the worker's death by SIGSYS with the trapped call named in the broker's
+# log. Every time, the broker and a second tenant (memfs) carry on.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+HOSTILE=$BUILD/tests/plugins/hostile.so
+
+# errno name a client gets for stat(PATH), or OK
+client_errno() {
+	timeout 10 python3 -c '
+import errno, os, sys
+try:
+    os.stat(sys.argv[1])
+    print("OK")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$1"
+}
+
+bystander_ok() {
+	echo "$1" >"$T/mem.mnt/probe" && [ "$(cat "$T/mem.mnt/probe")" = "$1" ] ||
+		rf_fail "the memfs tenant broke after '$1'"
+	[ "$(rf_field mem state)" = running ] || rf_fail "memfs tenant not running after '$1'"
+	kill -0 "$BROKER_PID" || rf_fail "the broker died after '$1'"
+}
+
+start_pair() {
+	rm -f "$T/policy"
+	MOUNTS=()
+	rf_policy h "$HOSTILE" "$T/src"
+	rf_policy mem memfs ""
+	rf_start h mem
+}
+
+rf_log "attacks the kernel refuses: the client sees the errno"
+start_pair
+expect() { # NAME ERRNO
+	local got
+	got=$(client_errno "$T/h.mnt/attack-$1")
+	[ "$got" = "$2" ] || rf_fail "attack $1: client saw $got, want $2"
+	rf_log "  $1 -> $got"
+}
+expect shadow ENOENT      # /etc/shadow does not exist in the sandbox
+expect abs ENOENT         # nor does any host path
+expect dotdot ENOENT      # .. from the source ends in the sandbox root
+expect symlink ENOENT     # a symlink to /etc/passwd resolves in the sandbox
+expect procroot ENOENT    # /proc/self/root is the sandbox root
+expect procppid ENOENT    # the broker is not in the PID namespace
+expect killall ESRCH      # kill(-1): nobody else to kill
+expect ambient EPERM      # no permitted set to raise from
+expect membomb ENOMEM     # RLIMIT_DATA
+expect fdbomb EMFILE      # RLIMIT_NOFILE
+got=$(client_errno "$T/h.mnt/attack-oversize")
+case $got in EIO | EINVAL | EPROTO) rf_log "  oversize reply -> $got" ;;
+*) rf_fail "a reply of the wrong size gave the client $got" ;; esac
+expect ring_openat EINPROGRESS
+expect ring_nofixed EINPROGRESS
+for _ in $(seq 20); do grep -q "user_data 0xbad8" "$T/broker.log" && break; sleep 0.1; done
+grep -q "unexpected completion (user_data 0xbad0, res -13)" "$T/broker.log" ||
+	rf_fail "ring OPENAT was not refused with EACCES"
+grep -q "unexpected completion (user_data 0xbad8, res -13)" "$T/broker.log" ||
+	rf_fail "an SQE without IOSQE_FIXED_FILE was not refused with EACCES"
+rf_log "  ring OPENAT and SQE without FIXED_FILE -> EACCES from the ring"
+
+rf_log "nodev and nosuid hold for what the plugin presents"
+[ "$(stat -c %t:%T "$T/h.mnt/devnode")" = 1:1 ] || rf_fail "devnode attributes"
+{ exec 9<"$T/h.mnt/devnode"; } 2>/dev/null && rf_fail "a device node opened through the mount"
+[ "$(stat -c %a "$T/h.mnt/suid")" = 4755 ] || rf_fail "suid attributes"
+opts=$(awk -v mp="$T/h.mnt" '$5 == mp { print $6 }' /proc/self/mountinfo)
+case ",$opts," in *,nosuid,*nodev,* | *,nodev,*nosuid,*) ;; *) rf_fail "mount options: $opts" ;; esac
+[ "$(rf_field h state)" = running ] || rf_fail "hostile worker died from refused attacks"
+bystander_ok refused
+rf_stop
+
+rf_log "attacks seccomp traps: SIGSYS, the call named in the log"
+fatal() { # NAME SYSCALL|- MESSAGE [race]
+	local name=$1 sc=$2 msg=$3 race=${4:-} got i
+	start_pair
+	got=$(client_errno "$T/h.mnt/attack-$name")
+	# a trapped call never returns, so the client's request is aborted; an
+	# IPC attack returns at once and races the broker's kill
+	case $got in
+	ECONNABORTED | ENOTCONN | EIO) ;;
+	*) [ -n "$race" ] || rf_fail "attack $name: client saw $got" ;;
+	esac
+	for i in $(seq 50); do [ "$(rf_field h state)" = failed ] && break; sleep 0.1; done
+	[ "$(rf_field h state)" = failed ] || rf_fail "attack $name: worker survived"
+	if [ "$sc" != - ]; then
+		grep -q "h: plugin $HOSTILE: seccomp: $sc(" "$T/broker.log" ||
+			rf_fail "attack $name: no '$sc' in the log"
+	fi
+	grep -q "h: worker $msg" "$T/broker.log" || grep -q "h: killing worker [0-9]*: $msg" "$T/broker.log" ||
+		rf_fail "attack $name: no '$msg' in the log"
+	bystander_ok "$name"
+	rf_log "  $name -> ${sc/-/killed}: $msg"
+	rf_stop
+}
+SYS="was killed by signal 31"
+fatal execve execve "$SYS"
+fatal ptrace ptrace "$SYS"
+fatal vmwrite process_vm_writev "$SYS"
+fatal socket socket "$SYS"
+fatal uring_setup io_uring_setup "$SYS"
+fatal ring_buffers io_uring_register "$SYS"
+fatal mount mount "$SYS"
+fatal unshare unshare "$SYS"
+fatal setns setns "$SYS"
+fatal chroot chroot "$SYS"
+fatal setuid0 setuid "$SYS"
+fatal capset capset "$SYS"
+fatal dumpable prctl "$SYS"
+fatal fork clone "$SYS"
+fatal int80 - "$SYS"
+fatal x32 - "$SYS"
+fatal ipc_garbage - "malformed message" race
+fatal ipc_fd - "malformed message" race
+exit 0

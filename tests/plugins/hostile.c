@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile: a test plugin that attacks its sandbox, one attack per lookup of
+ * "attack-NAME" in the root. An attack that the kernel merely refuses is
+ * answered with the errno it got; one that unexpectedly succeeds is answered
+ * ENOTRECOVERABLE; one that seccomp traps never returns (the worker dies).
+ *
+ * It knows the worker's internals, as an attacker who reads the source
+ * would, and uses them to submit on its queue's ring directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ringfence/plugin.h"
+#include "worker.h" /* the attacker has read our source */
+
+#define SUCCEEDED ENOTRECOVERABLE
+
+static int source_fd = -1;
+
+static int result(long r)
+{
+	return r < 0 ? errno : SUCCEEDED;
+}
+
+static int open_result(int fd)
+{
+	if (fd >= 0) {
+		close(fd);
+		return SUCCEEDED;
+	}
+	return errno;
+}
+
+static int a_execve(void)
+{
+	char *const argv[] = { (char *)"sh", NULL };
+
+	return result(execve("/bin/sh", argv, NULL));
+}
+
+static int a_shadow(void)
+{
+	return open_result(open("/etc/shadow", O_RDONLY));
+}
+
+static int a_abs(void)
+{
+	return open_result(open("/etc/passwd", O_RDONLY));
+}
+
+static int a_dotdot(void)
+{
+	return open_result(openat(source_fd, "../../../../etc/passwd", O_RDONLY));
+}
+
+static int a_symlink(void)
+{
+	int r;
+
+	if (symlinkat("/etc/passwd", source_fd, ".evil") < 0 && errno != EEXIST)
+		return errno;
+	r = open_result(openat(source_fd, ".evil", O_RDONLY));
+	unlinkat(source_fd, ".evil", 0);
+	return r;
+}
+
+static int a_procroot(void)
+{
+	return open_result(open("/proc/self/root/etc/passwd", O_RDONLY));
+}
+
+static int a_procppid(void)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/environ", (int)getppid());
+	return open_result(open(p, O_RDONLY));
+}
+
+static int a_killall(void)
+{
+	return result(kill(-1, SIGKILL));
+}
+
+static int a_ptrace(void)
+{
+	return result(ptrace(PTRACE_ATTACH, 1, NULL, NULL));
+}
+
+static int a_vmwrite(void)
+{
+	char buf[8] = { 0 };
+	struct iovec l = { buf, sizeof(buf) }, r = { buf, sizeof(buf) };
+
+	return result(process_vm_writev(1, &l, 1, &r, 1, 0));
+}
+
+static int a_socket(void)
+{
+	return open_result(socket(AF_INET, SOCK_STREAM, 0));
+}
+
+static int a_uring_setup(void)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	return open_result((int)syscall(SYS_io_uring_setup, 4, &p));
+}
+
+static int a_mount(void)
+{
+	return result(mount("none", "/proc", "tmpfs", 0, NULL));
+}
+
+static int a_unshare(void)
+{
+	return result(unshare(CLONE_NEWUSER));
+}
+
+static int a_setns(void)
+{
+	return result(setns(0, 0));
+}
+
+static int a_chroot(void)
+{
+	return result(chroot("/"));
+}
+
+static int a_setuid0(void)
+{
+	return result(syscall(SYS_setuid, 0));
+}
+
+static int a_capset(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0xff, sizeof(d));
+	return result(syscall(SYS_capset, &h, d));
+}
+
+static int a_ambient(void)
+{
+	return result(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_ADMIN, 0, 0));
+}
+
+static int a_dumpable(void)
+{
+	return result(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
+}
+
+static int a_int80(void)
+{
+	long r;
+
+	/* i386 getpid (20) through the 32-bit entry */
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+	return r < 0 ? (int)-r : SUCCEEDED;
+}
+
+static int a_x32(void)
+{
+	return result(syscall(0x40000000L | SYS_getpid));
+}
+
+static int a_fork(void)
+{
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(0);
+	return result(p);
+}
+
+static int a_membomb(void)
+{
+	void *chunks[4096];
+	int n = 0, i;
+
+	while (n < 4096 && (chunks[n] = malloc(64u << 20)))
+		n++;
+	for (i = 0; i < n; i++)
+		free(chunks[i]);
+	return n == 4096 ? SUCCEEDED : ENOMEM;
+}
+
+static int a_fdbomb(void)
+{
+	static int fds[70000];
+	int n = 0, err, i;
+
+	while (n < 70000 && (fds[n] = dup(0)) >= 0)
+		n++;
+	err = n == 70000 ? SUCCEEDED : errno;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	return err;
+}
+
+static int a_ipc_garbage(void)
+{
+	return result(write(3, "garbage!", 8));
+}
+
+static int a_ipc_fd(void)
+{
+	struct {
+		struct rf_msg_hdr h;
+		uint32_t level;
+		char s[4];
+	} m = { { RF_MSG_LOG, 8, 0, 0 }, 6, "hi!" };
+	int fd = 0;
+
+	return result(rf_fdpass_send(3, &m, sizeof(m), &fd, 1));
+}
+
+/* Submit straight on this queue's ring, bypassing the framework. The ring's
+ * restrictions answer; the completion lands in the framework's loop, which
+ * logs it as unexpected. Replies EINPROGRESS: the verdict is in the log. */
+static int ring_submit(struct rf_req *req, int opcode, int fixed, uint64_t tag)
+{
+	struct io_uring *ring = &req->q->ring;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	static char buf[64];
+
+	if (!sqe)
+		return EBUSY;
+	io_uring_prep_rw(opcode, sqe, 0, buf, sizeof(buf), 0);
+	if (opcode == IORING_OP_OPENAT) {
+		sqe->addr = (uint64_t)(uintptr_t) "/etc/passwd";
+		sqe->len = 0;
+		sqe->fd = AT_FDCWD;
+	}
+	if (fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->user_data = tag;
+	io_uring_submit(ring);
+	return EINPROGRESS;
+}
+
+static int a_ring_buffers(struct rf_req *req)
+{
+	struct iovec iov = {
+		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 4096
+	};
+
+	return result(syscall(SYS_io_uring_register, req->q->ring_fd, 0 /* BUFFERS */, &iov, 1));
+}
+
+/* What the plugin claims: a directory root, /dev/mem as "devnode" and a
+ * setuid-root file as "suid" (what nodev and nosuid must defuse). */
+static void attrs(uint64_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_nlink = 1;
+	st->st_size = 16;
+	if (ino == 100) {
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(1, 1);
+	} else if (ino == 101) {
+		st->st_mode = S_IFREG | 04755;
+	} else {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	}
+}
+
+static void reply_entry(struct rf_req *req, uint64_t ino)
+{
+	struct rf_entry e = { .ino = ino, .attr_timeout = 0, .entry_timeout = 0 };
+
+	attrs(ino, &e.attr);
+	rf_reply_entry(req, &e);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} attacks[] = {
+	{ "execve", a_execve },	    { "shadow", a_shadow },
+	{ "abs", a_abs },	    { "dotdot", a_dotdot },
+	{ "symlink", a_symlink },   { "procroot", a_procroot },
+	{ "procppid", a_procppid }, { "killall", a_killall },
+	{ "ptrace", a_ptrace },	    { "vmwrite", a_vmwrite },
+	{ "socket", a_socket },	    { "uring_setup", a_uring_setup },
+	{ "mount", a_mount },	    { "unshare", a_unshare },
+	{ "setns", a_setns },	    { "chroot", a_chroot },
+	{ "setuid0", a_setuid0 },   { "capset", a_capset },
+	{ "ambient", a_ambient },   { "dumpable", a_dumpable },
+	{ "int80", a_int80 },	    { "x32", a_x32 },
+	{ "fork", a_fork },	    { "membomb", a_membomb },
+	{ "fdbomb", a_fdbomb },	    { "ipc_garbage", a_ipc_garbage },
+	{ "ipc_fd", a_ipc_fd },
+};
+
+static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
+{
+	char buf[16] = { 0 };
+	size_t i;
+
+	if (parent != RF_ROOT_ID || strncmp(name, "attack-", 7)) {
+		if (!strcmp(name, "devnode")) /* /dev/mem, if nodev did not hold */
+			reply_entry(req, 100);
+		else if (!strcmp(name, "suid")) /* setuid root, if nosuid did not hold */
+			reply_entry(req, 101);
+		else
+			rf_reply_err(req, ENOENT);
+		return;
+	}
+	name += 7;
+	if (!strcmp(name, "ring_openat")) {
+		rf_reply_err(req, ring_submit(req, IORING_OP_OPENAT, 1, 0xbad0));
+		return;
+	}
+	if (!strcmp(name, "ring_nofixed")) {
+		rf_reply_err(req, ring_submit(req, IORING_OP_READ, 0, 0xbad8));
+		return;
+	}
+	if (!strcmp(name, "ring_buffers")) {
+		rf_reply_err(req, a_ring_buffers(req));
+		return;
+	}
+	if (!strcmp(name, "oversize")) {
+		/* 16 bytes where the kernel expects a 128-byte entry */
+		rf_reply_data(req, buf, sizeof(buf));
+		return;
+	}
+	for (i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++)
+		if (!strcmp(name, attacks[i].name)) {
+			rf_reply_err(req, attacks[i].fn());
+			return;
+		}
+	rf_reply_err(req, ENOENT);
+}
+
+static void h_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
+{
+	struct stat st;
+
+	(void)fh;
+	attrs(ino, &st);
+	rf_reply_attr(req, &st, 0);
+}
+
+static void h_open(struct rf_req *req, uint64_t ino, int flags)
+{
+	(void)flags;
+	rf_reply_open(req, ino, 0);
+}
+
+static int h_init(const struct rf_init_args *a, void **ud)
+{
+	*ud = NULL;
+	source_fd = a->source_fd;
+	return 0;
+}
+
+const struct rf_plugin ringfence_plugin = {
+	RF_PLUGIN_INIT,	    .name = "hostile",	  .init = h_init,
+	.lookup = h_lookup, .getattr = h_getattr, .open = h_open,
+};
