@@ -12,7 +12,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-strict-aliasing -fstack-protector-strong \
            -Iinclude -Iipc -Ipolicy -MMD -MP \
            -DRF_PLUGIN_DIR=\"$(abspath $(BUILD))/plugins\" \
-           -DRF_WORKER_PATH=\"$(abspath $(BUILD))/ringfence-worker\"
+           -DRF_SECCOMP_POLICY=\"$(abspath seccomp.policy)\"
 LDFLAGS ?=
 PIE     := -fPIE
 SAN     ?=
@@ -29,7 +29,7 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c policy/policy.c
+LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c policy/policy.c policy/seccomp_policy.c
 BROKER_SRC := $(wildcard broker/*.c)
 WORKER_SRC := $(wildcard worker/*.c)
 CTL_SRC    := tools/ringfencectl.c
@@ -89,6 +89,7 @@ $(BUILD)/tests/plugins/%.so: $(BUILD)/pic/tests/plugins/%.o
 UNIT_DEPS_check_policy := $(LIB)
 UNIT_DEPS_check_ipc    := $(LIB)
 UNIT_DEPS_check_uapi   := $(BUILD)/obj/broker/init.o $(LIB)
+UNIT_DEPS_check_seccomp := $(LIB)
 UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 
@@ -98,7 +99,7 @@ $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BR
 
 $(BUILD)/pic/tests/plugins/%.o: CFLAGS += -Iworker
 
-$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\"
+$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\" -DSHIPPED_POLICY=\"$(abspath seccomp.policy)\"
 
 deps:
 	@./tools/install-deps.sh

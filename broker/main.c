@@ -15,6 +15,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "seccomp_policy.h"
 
 static void usage(FILE *f)
 {
@@ -35,15 +36,48 @@ static void usage(FILE *f)
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
 }
 
+/* Parse a seccomp policy; print its errors (FILE:LINE:COL) on failure. */
+static int check_seccomp(const char *path, int print)
+{
+	static char err[16384];
+	struct rf_sc_policy *sc;
+	int r;
+
+	r = rf_sc_policy_load(path, &sc, err, sizeof(err));
+	if (r < 0) {
+		fputs(err, stderr);
+		return r;
+	}
+	if (print)
+		rf_sc_policy_print(sc, stdout);
+	rf_sc_policy_free(sc);
+	return 0;
+}
+
+/* The deployment policy and every seccomp policy it names. */
 static int check_policy(const char *path, struct rf_policy **out)
 {
 	static char err[16384];
 	struct rf_policy *p;
+	size_t i;
 	int r;
 
 	r = rf_policy_load(path, &p, err, sizeof(err));
 	if (r < 0) {
 		fputs(err, stderr);
+		return r;
+	}
+	for (i = 0; i < p->nmounts; i++) {
+		int sr = check_seccomp(rf_policy_seccomp_path(p, &p->mounts[i]), 0);
+
+		if (sr < 0) {
+			fprintf(stderr, "%s:%d: [mount %s]: its seccomp policy is not valid\n",
+				path, p->mounts[i].line, p->mounts[i].name);
+			r = sr;
+		}
+	}
+	if (r < 0) {
+		rf_policy_free(p);
 		return r;
 	}
 	if (out)
@@ -195,6 +229,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", required_argument, NULL, 'C' },
+		{ "check-seccomp", required_argument, NULL, 'S' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -216,6 +251,8 @@ int main(int argc, char **argv)
 				return 1;
 			printf("%s: ok\n", optarg);
 			return 0;
+		case 'S':
+			return check_seccomp(optarg, 1) < 0 ? 1 : 0;
 		case 'f':
 			b.foreground = 1;
 			break;

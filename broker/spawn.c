@@ -129,6 +129,8 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 		return r;
 	snprintf(c.source, sizeof(c.source), "%s", t->pol.source);
 	snprintf(c.options, sizeof(c.options), "%s", t->pol.options);
+	snprintf(c.seccomp_policy, sizeof(c.seccomp_policy), "%s",
+		 rf_policy_seccomp_path(t->b->policy, &t->pol));
 	r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), &t->pool_fd, 1);
 	if (r < 0)
 		return r;

@@ -66,6 +66,7 @@ struct rf_msg_config {
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];
 	char options[RF_OPTIONS_MAX];
+	char seccomp_policy[RF_PATH_MAX];
 };
 
 struct rf_msg_ring {

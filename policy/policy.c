@@ -12,6 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef RF_SECCOMP_POLICY
+#define RF_SECCOMP_POLICY "/usr/local/share/ringfence/seccomp.policy"
+#endif
+
 #ifndef RF_PLUGIN_DIR
 #define RF_PLUGIN_DIR "/usr/local/lib/ringfence/plugins"
 #endif
@@ -152,6 +156,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("source", K_PATH, source, 0, 0, 0),
 	MKEY("options", K_STRING, options, 0, 0, 0),
 	MKEY("user", K_NAME, user, 0, 0, 0),
+	MKEY("seccomp_policy", K_PATH, seccomp_policy, 0, 0, 0),
 	MKEY("group", K_NAME, group, 0, 0, 0),
 	MKEY("transport", K_TRANSPORT, transport, 0, 0, 0),
 	MKEY("queue_depth", K_UINT, queue_depth, 1, RF_QUEUE_DEPTH_MAX, 0),
@@ -166,6 +171,7 @@ static const struct key_def mount_keys[] = {
 static const struct key_def global_keys[] = {
 	GKEY("control_socket", K_PATH, control_socket),
 	GKEY("plugin_dir", K_PATH, plugin_dir),
+	GKEY("seccomp_policy", K_PATH, seccomp_policy),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
 };
 
@@ -457,6 +463,7 @@ int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_po
 	snprintf(ps.pol->file, sizeof(ps.pol->file), "%s", file);
 	strcpy(ps.pol->control_socket, RF_DEFAULT_CONTROL_SOCKET);
 	snprintf(ps.pol->plugin_dir, sizeof(ps.pol->plugin_dir), "%s", RF_PLUGIN_DIR);
+	snprintf(ps.pol->seccomp_policy, sizeof(ps.pol->seccomp_policy), "%s", RF_SECCOMP_POLICY);
 
 	while (pos < len) {
 		size_t end = pos, n;
@@ -584,4 +591,9 @@ int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_polic
 	else
 		n = snprintf(out, outlen, "%s/%s.so", p->plugin_dir, m->plugin);
 	return (n < 0 || (size_t)n >= outlen) ? -ENAMETOOLONG : 0;
+}
+
+const char *rf_policy_seccomp_path(const struct rf_policy *p, const struct rf_mount_policy *m)
+{
+	return m->seccomp_policy[0] ? m->seccomp_policy : p->seccomp_policy;
 }

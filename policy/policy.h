@@ -33,6 +33,7 @@ struct rf_mount_policy {
 	char options[RF_POLICY_OPTIONS_MAX];
 	char user[RF_POLICY_NAME_MAX];
 	char group[RF_POLICY_NAME_MAX];
+	char seccomp_policy[RF_POLICY_PATH_MAX]; /* "" = the global one */
 	enum rf_transport transport;
 	uint32_t queue_depth;
 	uint32_t max_write;
@@ -46,6 +47,7 @@ struct rf_policy {
 	char file[RF_POLICY_PATH_MAX];
 	char control_socket[RF_POLICY_PATH_MAX];
 	char plugin_dir[RF_POLICY_PATH_MAX];
+	char seccomp_policy[RF_POLICY_PATH_MAX];
 	size_t nmounts;
 	struct rf_mount_policy *mounts;
 };
@@ -86,5 +88,8 @@ const char *rf_transport_name(enum rf_transport t);
  * -ENAMETOOLONG. */
 int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_policy *m, char *out,
 			  size_t outlen);
+
+/* The seccomp policy file that applies to @m. */
+const char *rf_policy_seccomp_path(const struct rf_policy *p, const struct rf_mount_policy *m);
 
 #endif /* RINGFENCE_POLICY_H */

@@ -22,6 +22,7 @@
 
 #include "log.h"
 #include "sandbox.h"
+#include "seccomp_policy.h"
 #include "worker.h"
 
 /* descriptors a worker may hold: pool, rings, plugin files */
@@ -90,7 +91,8 @@ static void recv_config(void)
 	if (W.cfg.version != RF_IPC_VERSION || !terminated(W.cfg.name, sizeof(W.cfg.name)) ||
 	    !terminated(W.cfg.plugin, sizeof(W.cfg.plugin)) ||
 	    !terminated(W.cfg.source, sizeof(W.cfg.source)) ||
-	    !terminated(W.cfg.options, sizeof(W.cfg.options)))
+	    !terminated(W.cfg.options, sizeof(W.cfg.options)) ||
+	    !terminated(W.cfg.seccomp_policy, sizeof(W.cfg.seccomp_policy)))
 		fatalx("malformed CONFIG");
 	if (rf_pool_geom_init(&W.geom, W.cfg.nqueues, W.cfg.depth, W.cfg.payload_size) < 0 ||
 	    W.geom.total_size != W.cfg.pool_size)
@@ -205,6 +207,7 @@ int main(int argc, char **argv)
 	struct rf_msg_hello hello = { .version = RF_IPC_VERSION };
 	struct rf_init_args ia;
 	struct rf_msg_ready ready;
+	struct rf_sc_policy *sc_policy = NULL;
 	int c, plugin_fd, err;
 	uint32_t q;
 
@@ -242,6 +245,13 @@ int main(int argc, char **argv)
 	/* Trusted start-up: open what the plugin will need, then enter the
 	 * sandbox (sandbox.c says what each step does). */
 	plugin_fd = open_plugin_file();
+	{
+		static char sc_err[4096];
+
+		err = rf_sc_policy_load(W.cfg.seccomp_policy, &sc_policy, sc_err, sizeof(sc_err));
+		if (err < 0)
+			fail(-err, "seccomp policy %s: %s", W.cfg.seccomp_policy, sc_err);
+	}
 	err = rf_sandbox_fs(W.cfg.source, (int)W.cfg.read_only);
 	if (err < 0)
 		fail(-err, "build the sandbox root (source %s)",
@@ -277,6 +287,13 @@ int main(int argc, char **argv)
 			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
 			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
 	}
+
+	/* The plugin is initialised: stack seccomp.policy on the deny list,
+	 * across every thread it may have started. */
+	err = rf_sc_policy_load_filter(sc_policy);
+	if (err < 0)
+		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
+	rf_sc_policy_free(sc_policy);
 
 	pthread_mutex_init(&W.start_lock, NULL);
 	pthread_cond_init(&W.start_cond, NULL);

@@ -13,6 +13,16 @@ echo "$out" | grep -q "bad.policy:4: queue_depth: expected a whole number, got '
 "$CTL" --help | grep -q status || rf_fail "ringfencectl --help"
 "$BUILD/ringfence-worker" --help | grep -q ipc-fd || rf_fail "ringfence-worker --help"
 
+rf_log "seccomp policies: --check-seccomp lists rules or names FILE:LINE:COL"
+"$RINGFENCED" --check-seccomp "$ROOT/seccomp.policy" >"$T/sc.out" || rf_fail "shipped seccomp.policy rejected"
+grep -q "default: trap" "$T/sc.out" && grep -q "^io_uring_enter" "$T/sc.out" || rf_fail "no rules listed"
+printf 'read: 1\nwrite: arg9 == 1\n' >"$T/bad.seccomp"
+out=$("$RINGFENCED" --check-seccomp "$T/bad.seccomp" 2>&1) && rf_fail "bad seccomp policy accepted"
+echo "$out" | grep -q "bad.seccomp:2:8: expected arg0..arg5" || rf_fail "seccomp error: $out"
+printf '[mount x]\nmountpoint = %s\nplugin = hello\nseccomp_policy = %s/bad.seccomp\n' "$T" "$T" >"$T/scpol.policy"
+out=$("$RINGFENCED" --check "$T/scpol.policy" 2>&1) && rf_fail "--check passed a bad seccomp policy"
+echo "$out" | grep -q "scpol.policy:1: \[mount x\]: its seccomp policy is not valid" || rf_fail "--check: $out"
+
 rf_log "a plugin that fails init: the broker says why and exits (no tenant left)"
 printf '[global]\ncontrol_socket = %s/c2.sock\n[mount p]\nmountpoint = %s\nplugin = passthrough\ntransport = %s\n' \
 	"$T" "$T" "$TRANSPORT" >"$T/noinit.policy"

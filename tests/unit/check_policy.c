@@ -49,6 +49,8 @@ START_TEST(test_good_full)
 	ck_assert(m->read_only);
 	ck_assert_int_eq(rf_policy_plugin_path(p, m, so, sizeof(so)), 0);
 	ck_assert_str_eq(so, "/usr/lib/ringfence/plugins/passthrough.so");
+	ck_assert_str_eq(rf_policy_seccomp_path(p, m), "/etc/ringfence/strict.policy");
+	ck_assert_str_eq(rf_policy_seccomp_path(p, &p->mounts[1]), p->seccomp_policy);
 	m = &p->mounts[1];
 	ck_assert_str_eq(m->name, "scratch");
 	ck_assert_int_eq(m->transport, RF_TRANSPORT_CLASSIC);

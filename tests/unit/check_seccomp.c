@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * seccomp.policy: the parser on good and bad files, and compiled filters
+ * loaded into the (forked) test process, which must then live or die as the
+ * policy says.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "seccomp_policy.h"
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures"
+#endif
+#ifndef SHIPPED_POLICY
+#define SHIPPED_POLICY "seccomp.policy"
+#endif
+
+static char err[8192];
+
+/* Under ASan, LeakSanitizer's exit-time scan forks a tracer, which the
+ * filters under test forbid; these processes die at exit anyway. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return 1;
+}
+
+static struct rf_sc_policy *load_ok(const char *path)
+{
+	struct rf_sc_policy *p = NULL;
+	int r = rf_sc_policy_load(path, &p, err, sizeof(err));
+
+	ck_assert_msg(r == 0, "%s: %d\n%s", path, r, err);
+	return p;
+}
+
+static const struct rf_sc_rule *rule(const struct rf_sc_policy *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->nrules; i++)
+		if (!strcmp(p->rules[i].name, name))
+			return &p->rules[i];
+	return NULL;
+}
+
+START_TEST(test_good_policy)
+{
+	struct rf_sc_policy *p = load_ok(FIXTURES "/good.seccomp");
+	const struct rf_sc_rule *r;
+
+	ck_assert_int_eq(p->default_action, RF_SC_KILL);
+	ck_assert_ptr_nonnull(rule(p, "exit_group")); /* from the include */
+	r = rule(p, "getppid");
+	ck_assert_int_eq(r->action, RF_SC_ERRNO);
+	ck_assert_int_eq(r->errno_value, EPERM);
+	/* in {2 values} || (a && b): three clauses */
+	r = rule(p, "fcntl");
+	ck_assert_uint_eq(r->nclauses, 3);
+	ck_assert_uint_eq(r->clauses[0].conds[0].value, F_GETFD);
+	ck_assert_uint_eq(r->clauses[1].conds[0].value, F_GETFL);
+	ck_assert_uint_eq(r->clauses[2].nconds, 2);
+	ck_assert_uint_eq(r->clauses[2].conds[1].arg, 2);
+	r = rule(p, "mprotect");
+	ck_assert_int_eq(r->clauses[0].conds[0].op, RF_SC_MASKED_EQ);
+	ck_assert_uint_eq(r->clauses[0].conds[0].mask, PROT_EXEC);
+	ck_assert_uint_eq(r->clauses[0].conds[0].value, 0);
+	r = rule(p, "madvise"); /* bare "& MASK": all bits set */
+	ck_assert_uint_eq(r->clauses[0].conds[0].value, MADV_DONTNEED);
+	ck_assert_uint_eq(rule(p, "dup3")->clauses[0].conds[0].value, O_CLOEXEC);
+	ck_assert_uint_eq(rule(p, "pread64")->clauses[0].conds[1].value, 16);
+	ck_assert_int_eq(rule(p, "kill")->clauses[0].conds[0].op, RF_SC_NE);
+	rf_sc_policy_free(p);
+}
+END_TEST
+
+START_TEST(test_shipped_policy_compiles)
+{
+	struct rf_sc_policy *p = load_ok(SHIPPED_POLICY);
+	FILE *devnull = fopen("/dev/null", "w");
+	int fd = open("/dev/null", O_WRONLY);
+
+	ck_assert_int_eq(p->default_action, RF_SC_TRAP);
+	ck_assert_int_eq(rf_sc_policy_export_bpf(p, fd), 0);
+	rf_sc_policy_print(p, devnull);
+	ck_assert_ptr_null(rule(p, "execve"));
+	ck_assert_ptr_null(rule(p, "socket"));
+	close(fd);
+	fclose(devnull);
+	rf_sc_policy_free(p);
+}
+END_TEST
+
+static const struct {
+	const char *file;
+	int line, col;
+	const char *phrase;
+} bad[] = {
+	{ "unknown_syscall", 1, 1, "unknown system call 'openbar'" },
+	{ "duplicate", 2, 1, "'read' already has a rule at" },
+	{ "unknown_constant", 1, 16, "unknown constant 'F_NOPE'" },
+	{ "bad_arg", 1, 8, "expected arg0..arg5" },
+	{ "no_colon", 1, 6, "expected ':' after 'read'" },
+	{ "bad_errno", 1, 14, "expected an errno name" },
+	{ "default_twice", 2, 1, "@default set twice" },
+	{ "default_action", 1, 10, "expected kill, trap or log, got 'allow'" },
+	{ "unterminated_set", 1, 21, "expected ',' or '}' in a set" },
+	{ "same_arg_twice", 1, 20, "arg1 is compared twice" },
+	{ "include_missing", 1, 10, "cannot read" },
+	{ "include_loop", 1, 1, "@include nested more than" },
+	{ "trailing", 1, 9, "unexpected '2'" },
+	{ "bad_operator", 1, 12, "expected ==, !=, <, <=, >, >=, '&' or 'in'" },
+	{ "directive", 1, 1, "unknown directive '@import'" },
+};
+
+START_TEST(test_bad_policy)
+{
+	char path[512], want[600];
+	struct rf_sc_policy *p = NULL;
+	int r;
+
+	snprintf(path, sizeof(path), FIXTURES "/bad_%s.seccomp", bad[_i].file);
+	r = rf_sc_policy_load(path, &p, err, sizeof(err));
+	ck_assert_msg(r == -EINVAL, "%s: got %d", path, r);
+	ck_assert_ptr_null(p);
+	snprintf(want, sizeof(want), "bad_%s.seccomp:%d:%d: ", bad[_i].file, bad[_i].line,
+		 bad[_i].col);
+	ck_assert_msg(strstr(err, want) != NULL, "no '%s' in:\n%s", want, err);
+	ck_assert_msg(strstr(err, bad[_i].phrase) != NULL, "no '%s' in:\n%s", bad[_i].phrase, err);
+}
+END_TEST
+
+static void load_text(const char *text)
+{
+	char full[4096];
+	struct rf_sc_policy *p = NULL;
+	int r;
+
+	snprintf(full, sizeof(full), "@include %s/seccomp_base.inc\n%s", FIXTURES, text);
+	r = rf_sc_policy_parse("mem", full, strlen(full), &p, err, sizeof(err));
+	ck_assert_msg(r == 0, "%s", err);
+	ck_assert_int_eq(rf_sc_policy_load_filter(p), 0);
+	rf_sc_policy_free(p);
+}
+
+START_TEST(test_filter_errno_and_conditions)
+{
+	load_text("@default kill\ngetppid: return EPERM\nfcntl: arg1 == F_GETFD\n");
+	errno = 0;
+	ck_assert_int_eq(syscall(SYS_getppid), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_ge(fcntl(0, F_GETFD), 0);
+}
+END_TEST
+
+START_TEST(test_filter_kills_unlisted)
+{
+	load_text("@default kill\n");
+	syscall(SYS_getppid); /* not listed: SIGSYS */
+}
+END_TEST
+
+START_TEST(test_filter_kills_failed_condition)
+{
+	load_text("@default kill\nfcntl: arg1 == F_GETFD\n");
+	fcntl(0, F_GETFL);
+}
+END_TEST
+
+START_TEST(test_filter_kills_other_abis)
+{
+	long r;
+
+	load_text("@default log\n");
+	/* an x32 getpid: bad architecture, whatever the default */
+	r = syscall(0x40000000L | SYS_getpid);
+	(void)r;
+}
+END_TEST
+
+START_TEST(test_constants)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(rf_sc_constant("O_CLOEXEC", &v), 0);
+	ck_assert_uint_eq(v, O_CLOEXEC);
+	ck_assert_int_eq(rf_sc_constant("FUTEX_WAIT", &v), 0);
+	ck_assert_int_eq(rf_sc_constant("NOPE", &v), -ENOENT);
+}
+END_TEST
+
+static Suite *seccomp_suite(void)
+{
+	Suite *s = suite_create("seccomp");
+	TCase *tp = tcase_create("parse");
+	TCase *tf = tcase_create("filter");
+
+	tcase_add_test(tp, test_good_policy);
+	tcase_add_test(tp, test_shipped_policy_compiles);
+	tcase_add_loop_test(tp, test_bad_policy, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tp, test_constants);
+	suite_add_tcase(s, tp);
+	tcase_add_test(tf, test_filter_errno_and_conditions);
+	tcase_add_test_raise_signal(tf, test_filter_kills_unlisted, SIGSYS);
+	tcase_add_test_raise_signal(tf, test_filter_kills_failed_condition, SIGSYS);
+	tcase_add_test_raise_signal(tf, test_filter_kills_other_abis, SIGSYS);
+	suite_add_tcase(s, tf);
+	return s;
+}
+
+int main(void)
+{
+	return rf_check_run(seccomp_suite());
+}
