@@ -361,6 +361,16 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 			uring_fetched(req);
 			return;
 		}
+		if (res == -ENOENT) {
+			/* The kernel knows no request with this commit id: the
+			 * reply went astray (only corrupted memory does that), so
+			 * the real request would wait forever. Die instead: the
+			 * broker then aborts the connection and every waiting
+			 * client gets an error. */
+			fatalx("queue %u: the kernel refused commit id %llu (%s): giving up",
+			       q->qid, (unsigned long long)req->in.unique,
+			       rf_op_name(req->in.opcode));
+		}
 		if (req->state == RQ_WAIT && (res == -EINVAL || res == -EOPNOTSUPP) &&
 		    q->w->ctl->transport == RF_XPORT_URING && req->idx == 0 && !req->classic) {
 			log_warnx("queue %u: FUSE io-uring REGISTER refused (%s); the kernel has "

@@ -361,6 +361,12 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 		rf_reply_err(req, a_ring_buffers(req));
 		return;
 	}
+	if (!strcmp(name, "badunique")) {
+		/* answer some other request: corrupt the id the commit uses */
+		req->in.unique += 1000;
+		rf_reply_err(req, ENOENT);
+		return;
+	}
 	if (!strcmp(name, "oversize")) {
 		/* 16 bytes where the kernel expects a 128-byte entry */
 		rf_reply_data(req, buf, sizeof(buf));
