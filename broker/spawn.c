@@ -123,6 +123,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.init_flags_lo = (uint32_t)t->conn.flags;
 	c.init_flags_hi = (uint32_t)(t->conn.flags >> 32);
 	c.read_only = t->pol.read_only;
+	c.max_file_size = t->pol.max_file_size;
 	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
 	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));
 	if (r < 0)
@@ -396,6 +397,12 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		t->ipc_fd = -1;
 	}
 	t->worker_pid = 0;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS && !t->fail_reason[0])
+		/* a trap with SIGSYS blocked, or an i386/x32 call: the kernel
+		 * kills without running the reporting handler */
+		snprintf(t->fail_reason, sizeof(t->fail_reason),
+			 "seccomp killed the worker without a report (a call made with signals "
+			 "blocked, or an i386/x32 system call)");
 	if (t->stopping) {
 		log_info("%s: worker %s", t->pol.name, how);
 		return;

@@ -62,6 +62,8 @@ struct rf_msg_config {
 	uint32_t init_flags_lo; /* negotiated INIT flags */
 	uint32_t init_flags_hi;
 	uint32_t read_only;
+	uint32_t pad0;
+	uint64_t max_file_size; /* 0: unlimited */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

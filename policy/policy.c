@@ -126,6 +126,7 @@ enum key_kind {
 	K_BOOL,
 	K_UINT,
 	K_SIZE,
+	K_SIZE64,
 	K_TRANSPORT,
 	K_PLUGIN
 };
@@ -162,6 +163,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("queue_depth", K_UINT, queue_depth, 1, RF_QUEUE_DEPTH_MAX, 0),
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
 	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
+	MKEY("max_file_size", K_SIZE64, max_file_size, 4096, 1ULL << 62, 0),
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
@@ -247,6 +249,7 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		return 0;
 	case K_UINT:
 	case K_SIZE:
+	case K_SIZE64:
 		if (k->kind == K_UINT) {
 			char *end;
 
@@ -258,7 +261,7 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		}
 		if (r) {
 			perr(ps, ps->line, "%s: expected %s, got '%s'", k->key,
-			     k->kind == K_SIZE ? "a size such as 128K or 1M" : "a whole number", v);
+			     k->kind == K_UINT ? "a whole number" : "a size such as 128K or 1M", v);
 			return -1;
 		}
 		if (n < k->min || n > k->max) {
@@ -271,7 +274,10 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 			     (unsigned long long)k->align);
 			return -1;
 		}
-		*(uint32_t *)field = (uint32_t)n;
+		if (k->kind == K_SIZE64)
+			*(uint64_t *)field = n;
+		else
+			*(uint32_t *)field = (uint32_t)n;
 		return 0;
 	case K_TRANSPORT:
 		if (!strcmp(v, "auto"))

@@ -38,6 +38,7 @@ struct rf_mount_policy {
 	uint32_t queue_depth;
 	uint32_t max_write;
 	uint32_t start_timeout; /* seconds for a worker to report READY */
+	uint64_t max_file_size; /* RLIMIT_FSIZE of the worker; 0: unlimited */
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;

@@ -262,7 +262,8 @@ int main(int argc, char **argv)
 		if (W.source_fd < 0)
 			fail(errno, "open /source in the sandbox");
 	}
-	err = rf_sandbox_limits(RF_WORKER_NOFILE, RF_WORKER_DATA);
+	err = rf_sandbox_limits(RF_WORKER_NOFILE, RF_WORKER_DATA,
+				W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY);
 	if (err < 0)
 		fail(-err, "set rlimits");
 	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);

@@ -100,12 +100,13 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 	return 0;
 }
 
-int rf_sandbox_limits(rlim_t nofile, rlim_t data)
+int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize)
 {
 	struct rlimit core = { 0, 0 }, files = { nofile, nofile }, priv = { data, data };
+	struct rlimit fsz = { fsize, fsize };
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0 ||
-	    setrlimit(RLIMIT_DATA, &priv) < 0)
+	    setrlimit(RLIMIT_DATA, &priv) < 0 || setrlimit(RLIMIT_FSIZE, &fsz) < 0)
 		return -errno;
 	return 0;
 }

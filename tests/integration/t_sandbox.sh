@@ -3,7 +3,7 @@
 # capabilities, seccomp, namespaces, root.
 . "$(dirname "$0")/lib.sh"
 rf_setup
-rf_policy pt passthrough "$T/src"
+rf_policy pt passthrough "$T/src" "max_file_size = 1M"
 rf_policy mem memfs ""
 rf_start pt mem
 echo data >"$T/pt.mnt/file"
@@ -38,4 +38,11 @@ grep -qE ' /source [^ ]+ [^ ]*nosuid,nodev' "/proc/$W/mounts" || rf_fail "/sourc
 nsenter -t "$W" -u hostname | grep -qx ringfence || rf_fail "hostname"
 grep -q '^Max core file size *0 *0' "/proc/$W/limits" || rf_fail "core dumps allowed"
 grep -q '^Max open files *4096 *4096' "/proc/$W/limits" || rf_fail "nofile limit"
+grep -q '^Max file size *1048576 *1048576' "/proc/$W/limits" || rf_fail "fsize limit"
+grep -q '^Max data size *1073741824 *1073741824' "/proc/$W/limits" || rf_fail "data limit"
+rf_log "max_file_size: a write past it fails with EFBIG, the worker lives on"
+out=$(dd if=/dev/zero of="$T/pt.mnt/big" bs=512K count=4 2>&1) && rf_fail "wrote past max_file_size"
+echo "$out" | grep -q "File too large" || rf_fail "dd said: $out"
+[ "$(stat -c %s "$T/src/big")" = 1048576 ] || rf_fail "backing file is $(stat -c %s "$T/src/big") bytes"
+[ "$(rf_field pt state)" = running ] || rf_fail "worker died on EFBIG"
 rf_stop

@@ -50,6 +50,8 @@ START_TEST(test_good_full)
 	ck_assert_int_eq(rf_policy_plugin_path(p, m, so, sizeof(so)), 0);
 	ck_assert_str_eq(so, "/usr/lib/ringfence/plugins/passthrough.so");
 	ck_assert_str_eq(rf_policy_seccomp_path(p, m), "/etc/ringfence/strict.policy");
+	ck_assert_uint_eq(m->max_file_size, 2ULL << 30);
+	ck_assert_uint_eq(p->mounts[1].max_file_size, 0);
 	ck_assert_str_eq(rf_policy_seccomp_path(p, &p->mounts[1]), p->seccomp_policy);
 	m = &p->mounts[1];
 	ck_assert_str_eq(m->name, "scratch");
