@@ -90,6 +90,7 @@ UNIT_DEPS_check_policy := $(LIB)
 UNIT_DEPS_check_ipc    := $(LIB)
 UNIT_DEPS_check_uapi   := $(BUILD)/obj/broker/init.o $(LIB)
 UNIT_DEPS_check_seccomp := $(LIB)
+UNIT_DEPS_check_phase  := $(BUILD)/obj/broker/phase.o $(LIB)
 UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 

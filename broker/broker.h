@@ -103,6 +103,9 @@ void rf_worker_ipc_cb(int fd, short what, void *arg);
 void rf_worker_reaped(struct rf_tenant *t, int status);
 void rf_worker_stop(struct rf_tenant *t);
 
+/* phase.c: NULL if a worker may send @type now, else why not. */
+const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_seen);
+
 /* main.c: exit 1 once no tenant is running or starting */
 void rf_broker_check_alive(struct rf_broker *b);
 

@@ -257,15 +257,20 @@ out:
 
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
+	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->hello_seen, t->ready_seen);
+
+	if (refusal) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s (%s)", refusal, rf_msg_name(m->hdr.type));
+		kill_worker(t, why);
+		return;
+	}
 	switch (m->hdr.type) {
 	case RF_MSG_HELLO: {
 		struct rf_msg_hello h;
 
 		memcpy(&h, m->payload, sizeof(h));
-		if (t->hello_seen) {
-			kill_worker(t, "second HELLO");
-			return;
-		}
 		if (h.version != RF_IPC_VERSION) {
 			kill_worker(t, "IPC version mismatch");
 			return;
@@ -277,10 +282,6 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		struct rf_msg_ready rd;
 
 		memcpy(&rd, m->payload, sizeof(rd));
-		if (!t->hello_seen || t->ready_seen) {
-			kill_worker(t, "READY out of order");
-			return;
-		}
 		t->ready_seen = true;
 		t->state = RF_TENANT_RUNNING;
 		stop_start_timer(t);
@@ -294,10 +295,6 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		struct rf_msg_log *l = (struct rf_msg_log *)m->payload;
 		int level = l->level <= RF_LOG_DEBUG ? (int)l->level : RF_LOG_INFO;
 
-		if (!t->hello_seen) {
-			kill_worker(t, "LOG before HELLO");
-			return;
-		}
 		log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name,
 			l->line);
 		return;
@@ -307,10 +304,6 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		char *name;
 
 		memcpy(&sc, m->payload, sizeof(sc));
-		if (!t->hello_seen) {
-			kill_worker(t, "SECCOMP before HELLO");
-			return;
-		}
 		name = seccomp_syscall_resolve_num_arch(sc.arch, sc.nr);
 		snprintf(t->fail_reason, sizeof(t->fail_reason),
 			 "seccomp: %s(0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx) denied",
@@ -326,10 +319,6 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 	case RF_MSG_FAILED: {
 		struct rf_msg_failed *f = (struct rf_msg_failed *)m->payload;
 
-		if (t->ready_seen) {
-			kill_worker(t, "FAILED after READY");
-			return;
-		}
 		snprintf(t->fail_reason, sizeof(t->fail_reason), "%s: %s", f->what,
 			 strerror(f->error > 0 && f->error < 4096 ? f->error : EIO));
 		log_warnx("%s: worker start-up failed: %s", t->pol.name, t->fail_reason);

@@ -392,8 +392,12 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		entry_gone(req, res);
 		return;
 	case TAG_CWRITE:
-		/* -ENOENT: the request was interrupted and is gone; fine */
-		if (res < 0 && res != -ENOENT)
+		if (res == -ENOENT)
+			/* as with a refused commit: the real request would wait
+			 * forever, so give up and let the broker abort */
+			fatalx("queue %u: the kernel knows no request %llu (%s): giving up", q->qid,
+			       (unsigned long long)req->in.unique, rf_op_name(req->in.opcode));
+		if (res < 0)
 			log_debug("queue %u: reply to %s: %s", q->qid, rf_op_name(req->in.opcode),
 				  strerror(-res));
 		if (res == -ENODEV || res == -ECONNABORTED) {

@@ -113,13 +113,12 @@ fatal killall kill "$SYS"     # not in seccomp.policy
 fatal fork clone "$SYS"
 fatal int80 - "$SYS"
 fatal x32 - "$SYS"
-if [ "$TRANSPORT" = uring ]; then
-	# a commit for an id the kernel does not know: the worker gives up
-	# rather than leave the real request waiting forever
-	fatal badunique - "exited with status 1"
-	grep -q "worker: queue [0-9]*: the kernel refused commit id" "$T/broker.log" ||
-		rf_fail "badunique: the worker did not say why it gave up"
-fi
+# a reply for an id the kernel does not know: the worker gives up rather
+# than leave the real request waiting forever
+fatal badunique - "exited with status 1"
+grep -qE "worker: queue [0-9]*: the kernel (refused commit id|knows no request)" "$T/broker.log" ||
+	rf_fail "badunique: the worker did not say why it gave up"
 fatal ipc_garbage - "malformed message" race
 fatal ipc_fd - "malformed message" race
+fatal ipc_hello - "message allowed only once (HELLO)" race
 exit 0

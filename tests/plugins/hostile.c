@@ -314,6 +314,14 @@ static void reply_entry(struct rf_req *req, uint64_t ino)
 	rf_reply_entry(req, &e);
 }
 
+/* a well-formed message at the wrong time: a second HELLO */
+static int a_ipc_hello(void)
+{
+	struct rf_msg_hello h = { .version = RF_IPC_VERSION, .pid = 1 };
+
+	return result(rf_msg_send(3, RF_MSG_HELLO, 0, &h, sizeof(h), NULL, 0));
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -332,6 +340,7 @@ static const struct {
 	{ "fork", a_fork },	    { "membomb", a_membomb },
 	{ "fdbomb", a_fdbomb },	    { "ipc_garbage", a_ipc_garbage },
 	{ "ipc_fd", a_ipc_fd },
+	{ "ipc_hello", a_ipc_hello },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
