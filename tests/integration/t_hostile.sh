@@ -120,5 +120,5 @@ grep -qE "worker: queue [0-9]*: the kernel (refused commit id|knows no request)"
 	rf_fail "badunique: the worker did not say why it gave up"
 fatal ipc_garbage - "malformed message" race
 fatal ipc_fd - "malformed message" race
-fatal ipc_hello - "message allowed only once (HELLO)" race
+fatal ipc_hello - "message not allowed after READY (HELLO)" race
 exit 0
