@@ -20,29 +20,22 @@ PARAM=/sys/module/fuse/parameters/enable_uring
 
 T=$(mktemp -d /tmp/ringfence-bench.XXXXXX)
 chmod 755 "$T"
-orig=$(cat "$PARAM")
-fusectl=0
-mountpoint -q /sys/fs/fuse/connections && fusectl=1
+. "$ROOT/tools/hoststate.sh"
+host_save
 BROKER=""
 cleanup() {
-	if [ -n "$BROKER" ] && kill -0 "$BROKER" 2>/dev/null; then
-		kill -TERM "$BROKER"
-		wait "$BROKER" || true
-	fi
+	stop_broker "$BROKER"
 	# ring teardown releases the backing files asynchronously: retry
 	for _ in $(seq 50); do
 		mountpoint -q "$T/tmpfs" || break
 		umount "$T/tmpfs" 2>/dev/null || sleep 0.1
 	done
 	mountpoint -q "$T/tmpfs" && umount -l "$T/tmpfs"
-	echo "$orig" >"$PARAM"
-	if [ $fusectl = 0 ] && mountpoint -q /sys/fs/fuse/connections; then
-		umount /sys/fs/fuse/connections
-	fi
+	host_restore
 	rm -rf --one-file-system "$T"
 }
 trap cleanup EXIT
-echo Y >"$PARAM"
+host_uring Y
 
 mkdir -p "$T/tmpfs" "$T/uring.mnt" "$T/classic.mnt"
 mount -t tmpfs -o size=2G,mode=0755 ringfence-bench "$T/tmpfs"

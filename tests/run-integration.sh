@@ -12,7 +12,6 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TESTS=${TESTS:-"t_posix t_data t_plugins t_async t_lifecycle t_sandbox t_hostile"}
 TRANSPORTS=${TRANSPORTS:-"uring classic"}
 LIMIT=${TEST_TIMEOUT:-300}
-PARAM=/sys/module/fuse/parameters/enable_uring
 pass=0 fail=0 skip=0
 failed=""
 
@@ -25,24 +24,17 @@ if [ ! -c /dev/fuse ]; then
 	echo "integration: no /dev/fuse" >&2
 	exit 1
 fi
-orig=$(cat "$PARAM" 2>/dev/null || echo absent)
-fusectl_was_mounted=0
-mountpoint -q /sys/fs/fuse/connections && fusectl_was_mounted=1
-restore() {
-	[ "$orig" != absent ] && echo "$orig" >"$PARAM" 2>/dev/null
-	if [ $fusectl_was_mounted = 0 ] && mountpoint -q /sys/fs/fuse/connections; then
-		umount /sys/fs/fuse/connections 2>/dev/null
-	fi
-}
-trap restore EXIT
+. "$ROOT/tools/hoststate.sh"
+host_save
+trap host_restore EXIT
 
 for tr in $TRANSPORTS; do
-	if [ "$orig" = absent ]; then
-		[ "$tr" = uring ] && echo "integration: this kernel has no FUSE io-uring ($PARAM)"
+	if [ "$HOST_URING" = absent ]; then
+		[ "$tr" = uring ] && echo "integration: this kernel has no FUSE io-uring ($RF_UPARAM)"
 	elif [ "$tr" = uring ]; then
-		echo Y >"$PARAM"
+		host_uring Y
 	else
-		echo N >"$PARAM"
+		host_uring N
 	fi
 	for t in $TESTS; do
 		start=$(date +%s)

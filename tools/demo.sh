@@ -6,34 +6,22 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/build
-PARAM=/sys/module/fuse/parameters/enable_uring
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (it mounts): sudo make demo" >&2; exit 1; }
 
 D=$(mktemp -d /tmp/ringfence-demo.XXXXXX)
 chmod 755 "$D"
 mkdir -p "$D/data" "$D/mnt"
 chown 65534:65534 "$D/data"
-orig=$(cat "$PARAM" 2>/dev/null || echo absent)
-fusectl=0
-mountpoint -q /sys/fs/fuse/connections && fusectl=1
+. "$ROOT/tools/hoststate.sh"
+host_save
 BROKER=""
 cleanup() {
-	if [ -n "$BROKER" ] && kill -0 "$BROKER" 2>/dev/null; then
-		kill -TERM "$BROKER"
-		wait "$BROKER" || true
-	fi
-	[ "$orig" != absent ] && echo "$orig" >"$PARAM"
-	if [ $fusectl = 0 ] && mountpoint -q /sys/fs/fuse/connections; then
-		umount /sys/fs/fuse/connections # the broker mounted it for the demo
-	fi
+	stop_broker "$BROKER"
+	host_restore
 	rm -rf --one-file-system "$D"
 }
 trap cleanup EXIT
-if [ "$orig" = absent ]; then
-	echo "demo: this kernel has no FUSE io-uring; the demo will use /dev/fuse"
-else
-	echo Y >"$PARAM"
-fi
+host_uring Y || echo "demo: this kernel has no FUSE io-uring; the demo will use /dev/fuse"
 
 sed -e "s|@DIR@|$D|g" "$ROOT/examples/demo.policy.in" >"$D/demo.policy"
 echo "== policy ($D/demo.policy)"

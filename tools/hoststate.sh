@@ -1,0 +1,35 @@
+#!/bin/bash
+# Host state that demo, bench and the integration runner change and must
+# give back: the fuse module's enable_uring parameter, and fusectl's mount
+# (the broker mounts it when absent). Source it, call host_save once, and
+# host_restore on exit.
+RF_UPARAM=/sys/module/fuse/parameters/enable_uring
+RF_FUSECTL=/sys/fs/fuse/connections
+
+host_save() {
+	HOST_URING=$(cat "$RF_UPARAM" 2>/dev/null || echo absent)
+	HOST_FUSECTL=0
+	mountpoint -q "$RF_FUSECTL" && HOST_FUSECTL=1
+	return 0
+}
+
+# host_uring Y|N: set enable_uring; fails where the kernel has no FUSE io-uring
+host_uring() {
+	[ "$HOST_URING" != absent ] && echo "$1" >"$RF_UPARAM"
+}
+
+host_restore() {
+	[ "${HOST_URING:-absent}" != absent ] && echo "$HOST_URING" >"$RF_UPARAM"
+	if [ "${HOST_FUSECTL:-1}" = 0 ] && mountpoint -q "$RF_FUSECTL"; then
+		umount "$RF_FUSECTL" 2>/dev/null
+	fi
+	return 0
+}
+
+# stop_broker PID: SIGTERM and wait (it unmounts its tenants)
+stop_broker() {
+	if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+		kill -TERM "$1"
+		wait "$1" || true
+	fi
+}
