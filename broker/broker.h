@@ -28,6 +28,16 @@ struct rf_conn_params {
 	char why[160]; /* how the transport was chosen, for the log */
 };
 
+#define RF_CG_MAX 4
+
+/* The tenant's cgroups: one per hierarchy used (v2: one; v1: up to three). */
+struct rf_cgroup {
+	int ngroups;
+	char dir[RF_CG_MAX][256];
+	char procs[RF_CG_MAX][280];
+	char mechanism[64]; /* "cgroup2(memory,pids,cpu)", "cgroup1(...)", "rlimits" */
+};
+
 enum rf_tenant_state {
 	RF_TENANT_STOPPED = 0,
 	RF_TENANT_STARTING,
@@ -47,6 +57,7 @@ struct rf_tenant {
 	bool mounted;
 	uint32_t conn_id; /* /sys/fs/fuse/connections/<conn_id> */
 	struct rf_conn_params conn;
+	struct rf_cgroup cg;
 	int pool_fd;
 	void *pool;
 	struct rf_pool_geom geom;
@@ -108,6 +119,16 @@ const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_see
 
 /* main.c: exit 1 once no tenant is running or starting */
 void rf_broker_check_alive(struct rf_broker *b);
+
+/* cgroup.c: create and fill the tenant's groups (0, or -errno when the
+ * policy's limits cannot be applied); the child joins them before exec;
+ * they are removed once the worker is gone. */
+int rf_cgroup_setup(struct rf_tenant *t);
+/* The same with the hierarchy version given (tests), and the root moved. */
+int rf_cgroup_setup_version(struct rf_tenant *t, int version);
+void rf_cgroup_set_root(const char *root);
+int rf_cgroup_child_join(const struct rf_cgroup *cg);
+void rf_cgroup_remove(struct rf_tenant *t);
 
 /* control.c */
 int rf_control_open(struct rf_broker *b);

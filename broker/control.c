@@ -82,7 +82,7 @@ size_t rf_control_status(struct rf_broker *b, const char *only, char *buf, size_
 			     "worker=%d mountpoint=%s plugin=%s uptime=%lld requests=%llu "
 			     "uring_requests=%llu classic_requests=%llu errors=%llu "
 			     "read_fixed_ops=%llu read_fixed_bytes=%llu write_fixed_ops=%llu "
-			     "write_fixed_bytes=%llu forgets=%llu interrupts=%llu%s%s\n",
+			     "write_fixed_bytes=%llu forgets=%llu interrupts=%llu limits=%s%s%s\n",
 			     t->pol.name, rf_tenant_state_name(t->state),
 			     rf_transport_kind_name(t->conn.transport), t->geom.nqueues,
 			     t->geom.depth, t->conn.max_write, (int)t->worker_pid,
@@ -96,6 +96,7 @@ size_t rf_control_status(struct rf_broker *b, const char *only, char *buf, size_
 			     (unsigned long long)sum.write_fixed_ops,
 			     (unsigned long long)sum.write_fixed_bytes,
 			     (unsigned long long)sum.forgets, (unsigned long long)sum.interrupts,
+			     t->cg.mechanism[0] ? t->cg.mechanism : "rlimits",
 			     t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		if (n < 0 || (size_t)n >= len - used)
 			break;

@@ -123,9 +123,13 @@ static int tenant_start(struct rf_tenant *t)
 	r = resolve_ids(t);
 	if (r < 0)
 		goto fail;
-	r = rf_tenant_mount(t);
+	/* a limit the policy asks for is enforced or the tenant does not start */
+	r = rf_cgroup_setup(t);
 	if (r < 0)
 		goto fail;
+	r = rf_tenant_mount(t);
+	if (r < 0)
+		goto cgroup;
 	r = rf_pool_create(t);
 	if (r < 0)
 		goto unmount;
@@ -137,6 +141,8 @@ pool:
 	rf_pool_destroy(t);
 unmount:
 	rf_tenant_unmount(t);
+cgroup:
+	rf_cgroup_remove(t);
 fail:
 	t->state = RF_TENANT_FAILED;
 	if (!t->fail_reason[0])
@@ -150,6 +156,7 @@ static void tenant_stop(struct rf_tenant *t)
 	rf_worker_stop(t);
 	rf_tenant_unmount(t);
 	rf_pool_destroy(t);
+	rf_cgroup_remove(t);
 	if (t->state != RF_TENANT_FAILED)
 		t->state = RF_TENANT_STOPPED;
 }

@@ -70,7 +70,8 @@ static void kill_worker(struct rf_tenant *t, const char *why)
 }
 
 /* Runs in the child between fork and exec: only async-signal-safe calls. */
-static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32_t nrings)
+static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32_t nrings,
+		       const struct rf_cgroup *cg)
 {
 	char *const argv[] = { (char *)"ringfence-worker", (char *)"--ipc-fd", (char *)"3", NULL };
 	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
@@ -81,6 +82,9 @@ static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32
 	/* its own session: terminal signals meant for the broker stay there */
 	setsid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* limits first: nothing of the worker runs outside its cgroups */
+	if (rf_cgroup_child_join(cg) < 0)
+		_exit(125);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Move every fd we keep above the target range, then down into place;
@@ -212,7 +216,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 		goto close_rings;
 	}
 	if (pid == 0)
-		child_exec(t->b->worker_path, sv[1], ring_fds, nq);
+		child_exec(t->b->worker_path, sv[1], ring_fds, nq, &t->cg);
 	close(sv[1]);
 	t->worker_pid = pid;
 	t->ipc_fd = sv[0];
@@ -394,6 +398,7 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 			 "blocked, or an i386/x32 system call)");
 	if (t->stopping) {
 		log_info("%s: worker %s", t->pol.name, how);
+		rf_cgroup_remove(t);
 		return;
 	}
 	/*
@@ -409,6 +414,7 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 	rf_tenant_abort_conn(t);
 	rf_tenant_unmount(t);
 	rf_pool_destroy(t);
+	rf_cgroup_remove(t);
 	rf_broker_check_alive(t->b);
 }
 

@@ -339,8 +339,7 @@ static const struct {
 	{ "int80", a_int80 },	    { "x32", a_x32 },
 	{ "fork", a_fork },	    { "membomb", a_membomb },
 	{ "fdbomb", a_fdbomb },	    { "ipc_garbage", a_ipc_garbage },
-	{ "ipc_fd", a_ipc_fd },
-	{ "ipc_hello", a_ipc_hello },
+	{ "ipc_fd", a_ipc_fd },	    { "ipc_hello", a_ipc_hello },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-tenant resource limits through cgroups: v2 where the unified
+ * hierarchy has the controllers, v1 memory/pids/cpu hierarchies where not.
+ * Each tenant gets ringfence/<name> in every hierarchy it uses; the worker
+ * joins before it execs (child_join, async-signal-safe) and the group is
+ * removed once the worker is reaped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+
+/* Where the hierarchies live; tests point it at a fake tree. */
+static char cg_root[256] = "/sys/fs/cgroup";
+
+void rf_cgroup_set_root(const char *root)
+{
+	snprintf(cg_root, sizeof(cg_root), "%s", root);
+}
+
+static const char *cgp(char *buf, size_t len, const char *rel)
+{
+	snprintf(buf, len, "%s%s", cg_root, rel);
+	return buf;
+}
+#define CGROUP2_SUPER_MAGIC 0x63677270
+
+static int write_file(const char *path, const char *val)
+{
+	/* O_CREAT only matters in a test's fake tree: cgroupfs has the
+	 * files already and refuses new ones */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ssize_t n;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int is_cgroup2(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static int has_controller_v2(const char *c)
+{
+	char buf[512], *p;
+	ssize_t n;
+	char path[300];
+	int fd = open(cgp(path, sizeof(path), "/cgroup.controllers"), O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (p = strtok(buf, " \n"); p; p = strtok(NULL, " \n"))
+		if (!strcmp(p, c))
+			return 1;
+	return 0;
+}
+
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Add one hierarchy's group to the tenant's list. */
+static int add_group(struct rf_tenant *t, const char *base)
+{
+	struct rf_cgroup *cg = &t->cg;
+	int n, r;
+
+	if (cg->ngroups >= RF_CG_MAX)
+		return -ENOSPC;
+	n = snprintf(cg->dir[cg->ngroups], sizeof(cg->dir[0]), "%s/ringfence", base);
+	if (n < 0 || (size_t)n >= sizeof(cg->dir[0]))
+		return -ENAMETOOLONG;
+	r = make_dir(cg->dir[cg->ngroups]);
+	if (r < 0)
+		return r;
+	n = snprintf(cg->dir[cg->ngroups], sizeof(cg->dir[0]), "%s/ringfence/%s", base,
+		     t->pol.name);
+	if (n < 0 || (size_t)n >= sizeof(cg->dir[0]))
+		return -ENAMETOOLONG;
+	r = make_dir(cg->dir[cg->ngroups]);
+	if (r < 0)
+		return r;
+	cg->ngroups++;
+	return 0;
+}
+
+static int set(struct rf_tenant *t, int group, const char *file, unsigned long long v)
+{
+	char path[512], val[32];
+
+	snprintf(path, sizeof(path), "%s/%s", t->cg.dir[group], file);
+	snprintf(val, sizeof(val), "%llu", v);
+	return write_file(path, val);
+}
+
+/* A limit the policy asks for and no controller to enforce it. */
+static int missing(struct rf_tenant *t, const char *controller)
+{
+	log_warnx("%s: the policy sets a %s limit, but no %s cgroup controller is available",
+		  t->pol.name, controller, controller);
+	return -EOPNOTSUPP;
+}
+
+static int setup_v2(struct rf_tenant *t)
+{
+	const struct rf_mount_policy *p = &t->pol;
+	char ctl[64] = "", path[300];
+	int r;
+
+	if (p->memory_max) {
+		if (!has_controller_v2("memory"))
+			return missing(t, "memory");
+		strcat(ctl, "+memory ");
+	}
+	if (p->pids_max) {
+		if (!has_controller_v2("pids"))
+			return missing(t, "pids");
+		strcat(ctl, "+pids ");
+	}
+	if (p->cpu_weight) {
+		if (!has_controller_v2("cpu"))
+			return missing(t, "cpu");
+		strcat(ctl, "+cpu ");
+	}
+	r = add_group(t, cg_root);
+	if (r < 0)
+		return r;
+	/* the controllers must be enabled on the way down */
+	write_file(cgp(path, sizeof(path), "/cgroup.subtree_control"), ctl);
+	r = write_file(cgp(path, sizeof(path), "/ringfence/cgroup.subtree_control"), ctl);
+	if (r < 0)
+		return r;
+	if (p->memory_max && strstr(ctl, "memory")) {
+		r = set(t, 0, "memory.max", p->memory_max);
+		if (r < 0)
+			return r;
+		set(t, 0, "memory.swap.max", 0); /* absent without swap accounting */
+	}
+	if (p->pids_max && strstr(ctl, "pids") && (r = set(t, 0, "pids.max", p->pids_max)) < 0)
+		return r;
+	if (p->cpu_weight && strstr(ctl, "cpu") && (r = set(t, 0, "cpu.weight", p->cpu_weight)) < 0)
+		return r;
+	snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "cgroup2(%s%s%s",
+		 strstr(ctl, "memory") ? "memory," : "", strstr(ctl, "pids") ? "pids," : "",
+		 strstr(ctl, "cpu") ? "cpu," : "");
+	t->cg.mechanism[strlen(t->cg.mechanism) - 1] = ')';
+	return 0;
+}
+
+static int setup_v1(struct rf_tenant *t)
+{
+	const struct rf_mount_policy *p = &t->pol;
+	char used[64] = "", path[300];
+	int r;
+
+	if (p->memory_max) {
+		if (access(cgp(path, sizeof(path), "/memory/memory.limit_in_bytes"), F_OK))
+			return missing(t, "memory");
+		r = add_group(t, cgp(path, sizeof(path), "/memory"));
+		if (r < 0 ||
+		    (r = set(t, t->cg.ngroups - 1, "memory.limit_in_bytes", p->memory_max)) < 0)
+			return r;
+		strcat(used, "memory,");
+	}
+	if (p->pids_max) {
+		if (access(cgp(path, sizeof(path), "/pids/tasks"), F_OK))
+			return missing(t, "pids");
+		r = add_group(t, cgp(path, sizeof(path), "/pids"));
+		if (r < 0 || (r = set(t, t->cg.ngroups - 1, "pids.max", p->pids_max)) < 0)
+			return r;
+		strcat(used, "pids,");
+	}
+	if (p->cpu_weight) {
+		if (access(cgp(path, sizeof(path), "/cpu/cpu.shares"), F_OK))
+			return missing(t, "cpu");
+		/* v2 weight 100 is v1 shares 1024 */
+		unsigned long long shares = (unsigned long long)p->cpu_weight * 1024 / 100;
+
+		r = add_group(t, cgp(path, sizeof(path), "/cpu"));
+		if (r < 0 ||
+		    (r = set(t, t->cg.ngroups - 1, "cpu.shares", shares < 2 ? 2 : shares)) < 0)
+			return r;
+		strcat(used, "cpu,");
+	}
+	used[strlen(used) - 1] = '\0';
+	snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "cgroup1(%s)", used);
+	return 0;
+}
+
+int rf_cgroup_setup(struct rf_tenant *t)
+{
+	return rf_cgroup_setup_version(t, is_cgroup2(cg_root) ? 2 : 1);
+}
+
+int rf_cgroup_setup_version(struct rf_tenant *t, int version)
+{
+	int r;
+
+	memset(&t->cg, 0, sizeof(t->cg));
+	if (!t->pol.memory_max && !t->pol.pids_max && !t->pol.cpu_weight) {
+		snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "rlimits");
+		return 0;
+	}
+	r = version == 2 ? setup_v2(t) : setup_v1(t);
+	if (r < 0) {
+		rf_cgroup_remove(t);
+		snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "rlimits");
+		log_warnx("%s: cannot apply memory_max/pids_max/cpu_weight through cgroups: %s",
+			  t->pol.name, strerror(-r));
+		return r;
+	}
+	/* each group's cgroup.procs, for the child to join before exec */
+	for (int i = 0; i < t->cg.ngroups; i++)
+		snprintf(t->cg.procs[i], sizeof(t->cg.procs[i]), "%s/cgroup.procs", t->cg.dir[i]);
+	log_info("%s: limits through %s", t->pol.name, t->cg.mechanism);
+	return 0;
+}
+
+int rf_cgroup_child_join(const struct rf_cgroup *cg)
+{
+	int i;
+
+	for (i = 0; i < cg->ngroups; i++) {
+		int fd = open(cg->procs[i], O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -1;
+		/* "0": the writing process itself */
+		if (write(fd, "0", 1) != 1) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+void rf_cgroup_remove(struct rf_tenant *t)
+{
+	int i;
+
+	for (i = t->cg.ngroups; i-- > 0;) {
+		char *slash;
+
+		if (rmdir(t->cg.dir[i]) < 0 && errno != ENOENT)
+			log_warn("%s: remove cgroup %s", t->pol.name, t->cg.dir[i]);
+		/* and ringfence/ itself once no tenant is left in it */
+		slash = strrchr(t->cg.dir[i], '/');
+		if (slash) {
+			*slash = '\0';
+			rmdir(t->cg.dir[i]);
+		}
+	}
+	t->cg.ngroups = 0;
+}

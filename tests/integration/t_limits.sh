@@ -1,0 +1,59 @@
+#!/bin/bash
+# Per-tenant limits through cgroups (v2 where available, else v1): the
+# values land in the tenant's groups, the worker is inside them, a memory
+# bomb in one tenant is stopped by its limit while another tenant's fio
+# keeps running, and the groups go when the tenants do.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+rf_policy mem memfs "" "options = size=900M" "memory_max = 48M" "pids_max = 64" "cpu_weight = 50"
+rf_policy pt passthrough "$T/src"
+rf_start mem pt
+
+W=$(rf_worker mem)
+mech=$(rf_field mem limits)
+rf_log "limits through $mech"
+case $mech in
+cgroup2*)
+	g=/sys/fs/cgroup/ringfence/mem
+	[ "$(cat $g/memory.max)" = $((48 << 20)) ] || rf_fail "memory.max"
+	[ "$(cat $g/pids.max)" = 64 ] || rf_fail "pids.max"
+	[ "$(cat $g/cpu.weight)" = 50 ] || rf_fail "cpu.weight"
+	grep -q "^0::/ringfence/mem$" "/proc/$W/cgroup" || rf_fail "worker not in $g"
+	GROUPS_MADE=("$g")
+	;;
+cgroup1*)
+	[ "$(cat /sys/fs/cgroup/memory/ringfence/mem/memory.limit_in_bytes)" = $((48 << 20)) ] ||
+		rf_fail "memory.limit_in_bytes"
+	[ "$(cat /sys/fs/cgroup/pids/ringfence/mem/pids.max)" = 64 ] || rf_fail "pids.max"
+	[ "$(cat /sys/fs/cgroup/cpu/ringfence/mem/cpu.shares)" = 512 ] || rf_fail "cpu.shares"
+	for c in memory pids cpu; do
+		grep -qE "^[0-9]+:([^:]*,)?$c(,[^:]*)?:/ringfence/mem$" "/proc/$W/cgroup" ||
+			rf_fail "worker not in the $c group: $(cat /proc/"$W"/cgroup)"
+	done
+	GROUPS_MADE=(/sys/fs/cgroup/memory/ringfence/mem /sys/fs/cgroup/pids/ringfence/mem
+		/sys/fs/cgroup/cpu/ringfence/mem)
+	;;
+*) rf_fail "no cgroup mechanism: $mech" ;;
+esac
+[ "$(rf_field pt limits)" = rlimits ] || rf_fail "a tenant without limits got $(rf_field pt limits)"
+
+rf_log "memory bomb in one tenant, fio in the other"
+fio --name=bystander --directory="$T/pt.mnt" --size=32M --rw=randrw --bs=64k --direct=1 \
+	--ioengine=psync --verify=crc32c --verify_fatal=1 --runtime=6 --time_based \
+	--output="$T/fio.out" &
+fio_pid=$!
+sleep 1
+dd if=/dev/zero of="$T/mem.mnt/bomb" bs=1M count=300 status=none 2>/dev/null &&
+	rf_fail "300 MiB fitted under memory_max = 48M"
+for _ in $(seq 50); do [ "$(rf_field mem state)" = failed ] && break; sleep 0.1; done
+[ "$(rf_field mem state)" = failed ] || rf_fail "the bomb's worker survived"
+rf_status mem | grep -q "reason=worker was killed by signal 9" || rf_fail "reason: $(rf_status mem)"
+wait "$fio_pid" || { sed 's/^/    /' "$T/fio.out"; rf_fail "the other tenant's fio failed"; }
+rf_log "bomb stopped by its limit; the other tenant's verified fio ran to the end"
+[ "$(rf_field pt state)" = running ] || rf_fail "the other tenant stopped"
+for g in "${GROUPS_MADE[@]}"; do [ -d "$g" ] && rf_fail "$g outlived its worker"; done
+rf_stop
+for c in memory pids cpu; do
+	[ -d "/sys/fs/cgroup/$c/ringfence/pt" ] && rf_fail "cgroup of pt left behind"
+done
+exit 0

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-tenant cgroups, v2 and v1, against fake hierarchies in a temporary
+ * directory (cgroupfs creates interface files itself; here the test lays
+ * them out). The live v1 path is covered by tests/integration/t_limits.sh.
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "check_main.h"
+
+static char root[64];
+static struct rf_tenant t;
+
+static void put(const char *rel, const char *text)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void dir(const char *rel)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static char *get(const char *rel)
+{
+	static char buf[128];
+	char path[300];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "%s: %s", rel, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void setup(void)
+{
+	strcpy(root, "/tmp/rf-cgroup-test.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	rf_cgroup_set_root(root);
+	memset(&t, 0, sizeof(t));
+	strcpy(t.pol.name, "alpha");
+	t.pol.memory_max = 64ULL << 20;
+	t.pol.pids_max = 10;
+	t.pol.cpu_weight = 200;
+}
+
+static void teardown(void)
+{
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+START_TEST(test_v2)
+{
+	put("cgroup.controllers", "cpuset cpu io memory pids\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids,cpu)");
+	ck_assert_int_eq(t.cg.ngroups, 1);
+	ck_assert_str_eq(get("ringfence/alpha/memory.max"), "67108864");
+	ck_assert_str_eq(get("ringfence/alpha/pids.max"), "10");
+	ck_assert_str_eq(get("ringfence/alpha/cpu.weight"), "200");
+	ck_assert_ptr_nonnull(strstr(get("ringfence/cgroup.subtree_control"), "+memory"));
+	ck_assert_ptr_nonnull(strstr(t.cg.procs[0], "/ringfence/alpha/cgroup.procs"));
+}
+END_TEST
+
+START_TEST(test_v2_missing_controller_refuses)
+{
+	put("cgroup.controllers", "cpu io memory\n"); /* no pids */
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), -EOPNOTSUPP);
+	ck_assert_str_eq(t.cg.mechanism, "rlimits");
+}
+END_TEST
+
+START_TEST(test_v1)
+{
+	dir("memory");
+	dir("pids");
+	dir("cpu");
+	put("memory/memory.limit_in_bytes", "9223372036854771712\n");
+	put("pids/tasks", "");
+	put("cpu/cpu.shares", "1024\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 1), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup1(memory,pids,cpu)");
+	ck_assert_int_eq(t.cg.ngroups, 3);
+	ck_assert_str_eq(get("memory/ringfence/alpha/memory.limit_in_bytes"), "67108864");
+	ck_assert_str_eq(get("pids/ringfence/alpha/pids.max"), "10");
+	ck_assert_str_eq(get("cpu/ringfence/alpha/cpu.shares"), "2048"); /* weight 200 */
+}
+END_TEST
+
+START_TEST(test_v1_missing_controller_refuses)
+{
+	dir("memory");
+	put("memory/memory.limit_in_bytes", "9223372036854771712\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 1), -EOPNOTSUPP);
+}
+END_TEST
+
+START_TEST(test_no_limits_no_groups)
+{
+	t.pol.memory_max = 0;
+	t.pol.pids_max = 0;
+	t.pol.cpu_weight = 0;
+	ck_assert_int_eq(rf_cgroup_setup(&t), 0);
+	ck_assert_str_eq(t.cg.mechanism, "rlimits");
+	ck_assert_int_eq(t.cg.ngroups, 0);
+}
+END_TEST
+
+static Suite *cgroup_suite(void)
+{
+	Suite *s = suite_create("cgroup");
+	TCase *tc = tcase_create("fake hierarchies");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_v2);
+	tcase_add_test(tc, test_v2_missing_controller_refuses);
+	tcase_add_test(tc, test_v1);
+	tcase_add_test(tc, test_v1_missing_controller_refuses);
+	tcase_add_test(tc, test_no_limits_no_groups);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return rf_check_run(cgroup_suite());
+}
