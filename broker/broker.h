@@ -69,12 +69,14 @@ struct rf_tenant {
 	bool ready_seen;
 	time_t started;
 	bool stopping;
+	unsigned int restarts;
 };
 
 struct rf_broker {
 	struct event_base *base;
 	struct rf_policy *policy;
-	struct rf_tenant *tenants;
+	const char *config; /* the policy file's path, for reloads */
+	struct rf_tenant **tenants;
 	size_t ntenants;
 	uint32_t nqueues; /* possible CPUs */
 	int foreground;
@@ -117,8 +119,21 @@ void rf_worker_stop(struct rf_tenant *t);
 /* phase.c: NULL if a worker may send @type now, else why not. */
 const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_seen);
 
-/* main.c: exit 1 once no tenant is running or starting */
+/* tenant.c */
+int rf_tenant_start(struct rf_tenant *t);
+void rf_tenant_stop(struct rf_tenant *t);
+int rf_tenant_restart(struct rf_tenant *t);
+struct rf_tenant *rf_tenant_add(struct rf_broker *b, const struct rf_mount_policy *pol);
+void rf_tenant_remove(struct rf_tenant *t);
+struct rf_tenant *rf_tenant_find(struct rf_broker *b, const char *name);
+/* Re-read the policy file and apply the difference; a file with errors is
+ * refused whole. Writes a one-line summary or the errors to @msg. */
+int rf_broker_reload(struct rf_broker *b, char *msg, size_t len);
+/* exit 1 once every tenant has failed */
 void rf_broker_check_alive(struct rf_broker *b);
+
+/* main.c: load a policy and the seccomp policies it names; errors in @err */
+int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, size_t errlen);
 
 /* cgroup.c: create and fill the tenant's groups (0, or -errno when the
  * policy's limits cannot be applied); the child joins them before exec;

@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The control socket: a unix stream socket that answers one command per
- * connection ("status" or "status NAME") with text lines. Only root may
- * connect (SO_PEERCRED).
+ * The control socket: a unix stream socket answering one command per
+ * connection with text or JSON. Peers must be root or in the policy's
+ * control_group (SO_PEERCRED, supplementary groups included).
+ *
+ *   status [TENANT] [json]     one line (object) per tenant
+ *   stats [TENANT] [json]      counters: by opcode, by errno, latency
+ *   reload                     re-read the policy file, apply the difference
+ *   restart TENANT             stop and start (also leaves "failed")
+ *   umount TENANT              stop and unmount; "restart" brings it back
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <grp.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +25,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "fuse_uapi.h"
 #include "log.h"
 
 const char *rf_tenant_state_name(enum rf_tenant_state s)
@@ -44,109 +54,407 @@ const char *rf_transport_kind_name(int k)
 	return "none";
 }
 
+/* An output buffer that never overflows and remembers that it was cut. */
+struct out {
+	char *buf;
+	size_t len, used;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->used + 1 >= o->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->used = o->used + (size_t)n < o->len ? o->used + (size_t)n : o->len - 1;
+}
+
+/* JSON string: only what names and paths can hold needs escaping. */
+static void put_jstr(struct out *o, const char *s)
+{
+	put(o, "\"");
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			put(o, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			put(o, "\\u%04x", (unsigned char)*s);
+		else
+			put(o, "%c", *s);
+	}
+	put(o, "\"");
+}
+
+/* The worker's counters summed over queues (shown, never trusted). */
+static void sum_stats(const struct rf_tenant *t, struct rf_queue_stats *s)
+{
+	const struct rf_pool_ctl *ctl = t->pool;
+	uint32_t q, i;
+
+	memset(s, 0, sizeof(*s));
+	if (!ctl)
+		return;
+	for (q = 0; q < t->geom.nqueues; q++) {
+		const volatile struct rf_queue_stats *x = &ctl->q[q];
+
+		s->requests += x->requests;
+		s->uring_requests += x->uring_requests;
+		s->classic_requests += x->classic_requests;
+		s->errors += x->errors;
+		s->read_fixed_ops += x->read_fixed_ops;
+		s->read_fixed_bytes += x->read_fixed_bytes;
+		s->write_fixed_ops += x->write_fixed_ops;
+		s->write_fixed_bytes += x->write_fixed_bytes;
+		s->forgets += x->forgets;
+		s->interrupts += x->interrupts;
+		s->bytes_read += x->bytes_read;
+		s->bytes_written += x->bytes_written;
+		if (x->latency_max_ns > s->latency_max_ns)
+			s->latency_max_ns = x->latency_max_ns;
+		for (i = 0; i < RF_STATS_OPCODES; i++)
+			s->by_opcode[i] += x->by_opcode[i];
+		for (i = 0; i < RF_STATS_ERRNOS; i++)
+			s->by_errno[i] += x->by_errno[i];
+		for (i = 0; i < RF_STATS_LAT_BUCKETS; i++)
+			s->latency_us_log2[i] += x->latency_us_log2[i];
+	}
+}
+
+/* Upper bound in microseconds of the bucket holding quantile @q. */
+static unsigned long long percentile_us(const struct rf_queue_stats *s, double q)
+{
+	uint64_t total = 0, seen = 0;
+	unsigned int b;
+
+	for (b = 0; b < RF_STATS_LAT_BUCKETS; b++)
+		total += s->latency_us_log2[b];
+	if (!total)
+		return 0;
+	for (b = 0; b < RF_STATS_LAT_BUCKETS; b++) {
+		seen += s->latency_us_log2[b];
+		if ((double)seen >= q * (double)total)
+			return 1ULL << b;
+	}
+	return 1ULL << (RF_STATS_LAT_BUCKETS - 1);
+}
+
+static const char *opcode_name(unsigned int op)
+{
+	static const char *const names[] = {
+		[FUSE_LOOKUP] = "LOOKUP",
+		[FUSE_FORGET] = "FORGET",
+		[FUSE_GETATTR] = "GETATTR",
+		[FUSE_SETATTR] = "SETATTR",
+		[FUSE_READLINK] = "READLINK",
+		[FUSE_SYMLINK] = "SYMLINK",
+		[FUSE_MKNOD] = "MKNOD",
+		[FUSE_MKDIR] = "MKDIR",
+		[FUSE_UNLINK] = "UNLINK",
+		[FUSE_RMDIR] = "RMDIR",
+		[FUSE_RENAME] = "RENAME",
+		[FUSE_LINK] = "LINK",
+		[FUSE_OPEN] = "OPEN",
+		[FUSE_READ] = "READ",
+		[FUSE_WRITE] = "WRITE",
+		[FUSE_STATFS] = "STATFS",
+		[FUSE_RELEASE] = "RELEASE",
+		[FUSE_FSYNC] = "FSYNC",
+		[FUSE_SETXATTR] = "SETXATTR",
+		[FUSE_GETXATTR] = "GETXATTR",
+		[FUSE_LISTXATTR] = "LISTXATTR",
+		[FUSE_REMOVEXATTR] = "REMOVEXATTR",
+		[FUSE_FLUSH] = "FLUSH",
+		[FUSE_OPENDIR] = "OPENDIR",
+		[FUSE_READDIR] = "READDIR",
+		[FUSE_RELEASEDIR] = "RELEASEDIR",
+		[FUSE_FSYNCDIR] = "FSYNCDIR",
+		[FUSE_ACCESS] = "ACCESS",
+		[FUSE_CREATE] = "CREATE",
+		[FUSE_FALLOCATE] = "FALLOCATE",
+		[FUSE_READDIRPLUS] = "READDIRPLUS",
+		[FUSE_RENAME2] = "RENAME2",
+		[FUSE_LSEEK] = "LSEEK",
+	};
+
+	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : NULL;
+}
+
+static void put_status(struct out *o, const struct rf_tenant *t, int json)
+{
+	struct rf_queue_stats s;
+	long long up = t->started && t->state == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
+
+	sum_stats(t, &s);
+	if (!json) {
+		put(o,
+		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
+		    "mountpoint=%s plugin=%s uptime=%lld restarts=%u requests=%llu "
+		    "uring_requests=%llu classic_requests=%llu errors=%llu read_fixed_ops=%llu "
+		    "read_fixed_bytes=%llu write_fixed_ops=%llu write_fixed_bytes=%llu "
+		    "bytes_read=%llu bytes_written=%llu forgets=%llu interrupts=%llu p50_us=%llu "
+		    "p99_us=%llu max_us=%llu limits=%s%s%s\n",
+		    t->pol.name, rf_tenant_state_name(t->state),
+		    rf_transport_kind_name(t->conn.transport), t->geom.nqueues, t->geom.depth,
+		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, up,
+		    t->restarts, (unsigned long long)s.requests,
+		    (unsigned long long)s.uring_requests, (unsigned long long)s.classic_requests,
+		    (unsigned long long)s.errors, (unsigned long long)s.read_fixed_ops,
+		    (unsigned long long)s.read_fixed_bytes, (unsigned long long)s.write_fixed_ops,
+		    (unsigned long long)s.write_fixed_bytes, (unsigned long long)s.bytes_read,
+		    (unsigned long long)s.bytes_written, (unsigned long long)s.forgets,
+		    (unsigned long long)s.interrupts, percentile_us(&s, 0.5),
+		    percentile_us(&s, 0.99), (unsigned long long)(s.latency_max_ns / 1000),
+		    t->cg.mechanism[0] ? t->cg.mechanism : "rlimits",
+		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
+		return;
+	}
+	put(o, "{\"tenant\":");
+	put_jstr(o, t->pol.name);
+	put(o,
+	    ",\"state\":\"%s\",\"transport\":\"%s\",\"queues\":%u,\"depth\":%u,"
+	    "\"max_write\":%u,\"worker\":%d,\"mountpoint\":",
+	    rf_tenant_state_name(t->state), rf_transport_kind_name(t->conn.transport),
+	    t->geom.nqueues, t->geom.depth, t->conn.max_write, (int)t->worker_pid);
+	put_jstr(o, t->pol.mountpoint);
+	put(o, ",\"plugin\":");
+	put_jstr(o, t->pol.plugin);
+	put(o,
+	    ",\"uptime\":%lld,\"restarts\":%u,\"requests\":%llu,\"uring_requests\":%llu,"
+	    "\"classic_requests\":%llu,\"errors\":%llu,\"read_fixed_ops\":%llu,"
+	    "\"read_fixed_bytes\":%llu,\"write_fixed_ops\":%llu,\"write_fixed_bytes\":%llu,"
+	    "\"bytes_read\":%llu,\"bytes_written\":%llu,\"forgets\":%llu,\"interrupts\":%llu,"
+	    "\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":",
+	    up, t->restarts, (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
+	    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
+	    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
+	    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,
+	    (unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written,
+	    (unsigned long long)s.forgets, (unsigned long long)s.interrupts, percentile_us(&s, 0.5),
+	    percentile_us(&s, 0.99), (unsigned long long)(s.latency_max_ns / 1000));
+	put_jstr(o, t->cg.mechanism[0] ? t->cg.mechanism : "rlimits");
+	put(o, ",\"reason\":");
+	put_jstr(o, t->fail_reason);
+	put(o, "}");
+}
+
+/* stats: status plus the per-opcode and per-errno tables. */
+static void put_stats(struct out *o, const struct rf_tenant *t, int json)
+{
+	struct rf_queue_stats s;
+	unsigned int i;
+	int first;
+
+	sum_stats(t, &s);
+	if (!json) {
+		put_status(o, t, 0);
+		for (i = 0; i < RF_STATS_OPCODES; i++)
+			if (s.by_opcode[i])
+				put(o, "  op %-12s %llu\n",
+				    opcode_name(i) ? opcode_name(i) : "OTHER",
+				    (unsigned long long)s.by_opcode[i]);
+		for (i = 0; i < RF_STATS_ERRNOS; i++)
+			if (s.by_errno[i]) {
+				const char *n = i ? strerrorname_np((int)i) : NULL;
+
+				put(o, "  errno %-9s %llu\n", n ? n : "OTHER",
+				    (unsigned long long)s.by_errno[i]);
+			}
+		return;
+	}
+	/* the status object, then two more members */
+	put_status(o, t, 1);
+	o->used--; /* reopen the object */
+	put(o, ",\"by_opcode\":{");
+	for (i = 0, first = 1; i < RF_STATS_OPCODES; i++)
+		if (s.by_opcode[i]) {
+			put(o, "%s\"%s\":%llu", first ? "" : ",",
+			    opcode_name(i) ? opcode_name(i) : "OTHER",
+			    (unsigned long long)s.by_opcode[i]);
+			first = 0;
+		}
+	put(o, "},\"by_errno\":{");
+	for (i = 0, first = 1; i < RF_STATS_ERRNOS; i++)
+		if (s.by_errno[i]) {
+			const char *n = i ? strerrorname_np((int)i) : NULL;
+
+			put(o, "%s\"%s\":%llu", first ? "" : ",", n ? n : "OTHER",
+			    (unsigned long long)s.by_errno[i]);
+			first = 0;
+		}
+	put(o, "}}");
+}
+
 size_t rf_control_status(struct rf_broker *b, const char *only, char *buf, size_t len)
 {
-	size_t used = 0, i;
+	struct out o = { buf, len, 0 };
+	size_t i;
 
 	buf[0] = '\0';
-	for (i = 0; i < b->ntenants; i++) {
-		struct rf_tenant *t = &b->tenants[i];
-		struct rf_queue_stats sum;
-		uint32_t q;
-		int n;
+	for (i = 0; i < b->ntenants; i++)
+		if (!only || !strcmp(only, b->tenants[i]->pol.name))
+			put_status(&o, b->tenants[i], 0);
+	return o.used;
+}
 
-		if (only && strcmp(only, t->pol.name))
-			continue;
-		memset(&sum, 0, sizeof(sum));
-		if (t->pool) {
-			/* counters written by the worker: shown, never trusted */
-			const struct rf_pool_ctl *ctl = t->pool;
+/* Run one command line; the answer goes to @o. */
+static void run_command(struct rf_broker *b, char *line, struct out *o)
+{
+	char *argv[4] = { 0 };
+	int argc = 0, json = 0;
+	char *tok, *save = NULL;
+	size_t i;
 
-			for (q = 0; q < t->geom.nqueues; q++) {
-				const volatile struct rf_queue_stats *s = &ctl->q[q];
+	for (tok = strtok_r(line, " \t", &save); tok && argc < 4;
+	     tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	if (argc && !strcmp(argv[argc - 1], "json")) {
+		json = 1;
+		argv[--argc] = NULL;
+	}
+	if (!argc) {
+		put(o, "error: empty command\n");
+		return;
+	}
+	if (!strcmp(argv[0], "status") || !strcmp(argv[0], "stats")) {
+		int stats = !strcmp(argv[0], "stats");
+		int n = 0;
 
-				sum.requests += s->requests;
-				sum.uring_requests += s->uring_requests;
-				sum.classic_requests += s->classic_requests;
-				sum.errors += s->errors;
-				sum.read_fixed_ops += s->read_fixed_ops;
-				sum.read_fixed_bytes += s->read_fixed_bytes;
-				sum.write_fixed_ops += s->write_fixed_ops;
-				sum.write_fixed_bytes += s->write_fixed_bytes;
-				sum.forgets += s->forgets;
-				sum.interrupts += s->interrupts;
+		if (argc > 2 || (argc == 2 && !rf_tenant_find(b, argv[1]))) {
+			put(o, "error: no tenant '%s'\n", argc == 2 ? argv[1] : "");
+			return;
+		}
+		if (json)
+			put(o, "{\"tenants\":[");
+		for (i = 0; i < b->ntenants; i++) {
+			if (argc == 2 && strcmp(argv[1], b->tenants[i]->pol.name))
+				continue;
+			if (json && n++)
+				put(o, ",");
+			if (stats)
+				put_stats(o, b->tenants[i], json);
+			else
+				put_status(o, b->tenants[i], json);
+		}
+		if (json)
+			put(o, "]}\n");
+		return;
+	}
+	if (!strcmp(argv[0], "reload") && argc == 1) {
+		char msg[8192];
+
+		rf_broker_reload(b, msg, sizeof(msg));
+		put(o, "%s", msg);
+		return;
+	}
+	if ((!strcmp(argv[0], "restart") || !strcmp(argv[0], "umount")) && argc == 2) {
+		struct rf_tenant *t = rf_tenant_find(b, argv[1]);
+
+		if (!t) {
+			put(o, "error: no tenant '%s'\n", argv[1]);
+			return;
+		}
+		if (argv[0][0] == 'r') {
+			int r = rf_tenant_restart(t);
+
+			if (r < 0)
+				put(o, "error: %s did not start: %s\n", t->pol.name,
+				    t->fail_reason);
+			else
+				put(o, "%s restarted\n", t->pol.name);
+		} else {
+			rf_tenant_stop(t);
+			t->state = RF_TENANT_STOPPED;
+			t->fail_reason[0] = '\0';
+			put(o, "%s unmounted\n", t->pol.name);
+		}
+		return;
+	}
+	put(o, "error: unknown command '%.64s' (status, stats, reload, restart, umount)\n",
+	    argv[0]);
+}
+
+/* Root, or a member of the policy's control_group. */
+static int peer_allowed(const struct rf_broker *b, const struct ucred *cred)
+{
+	const struct group *gr;
+	char path[64], line[512];
+	FILE *f;
+	int ok = 0;
+
+	if (cred->uid == 0)
+		return 1;
+	if (!b->policy->control_group[0] || !(gr = getgrnam(b->policy->control_group)))
+		return 0;
+	if (cred->gid == gr->gr_gid)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)cred->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Groups:", 7)) {
+			char *p = line + 7, *end;
+
+			for (;;) {
+				unsigned long g = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				if (g == gr->gr_gid)
+					ok = 1;
+				p = end;
 			}
 		}
-		n = snprintf(buf + used, len - used,
-			     "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u "
-			     "worker=%d mountpoint=%s plugin=%s uptime=%lld requests=%llu "
-			     "uring_requests=%llu classic_requests=%llu errors=%llu "
-			     "read_fixed_ops=%llu read_fixed_bytes=%llu write_fixed_ops=%llu "
-			     "write_fixed_bytes=%llu forgets=%llu interrupts=%llu limits=%s%s%s\n",
-			     t->pol.name, rf_tenant_state_name(t->state),
-			     rf_transport_kind_name(t->conn.transport), t->geom.nqueues,
-			     t->geom.depth, t->conn.max_write, (int)t->worker_pid,
-			     t->pol.mountpoint, t->pol.plugin,
-			     t->started ? (long long)(time(NULL) - t->started) : 0LL,
-			     (unsigned long long)sum.requests,
-			     (unsigned long long)sum.uring_requests,
-			     (unsigned long long)sum.classic_requests,
-			     (unsigned long long)sum.errors, (unsigned long long)sum.read_fixed_ops,
-			     (unsigned long long)sum.read_fixed_bytes,
-			     (unsigned long long)sum.write_fixed_ops,
-			     (unsigned long long)sum.write_fixed_bytes,
-			     (unsigned long long)sum.forgets, (unsigned long long)sum.interrupts,
-			     t->cg.mechanism[0] ? t->cg.mechanism : "rlimits",
-			     t->fail_reason[0] ? " reason=" : "", t->fail_reason);
-		if (n < 0 || (size_t)n >= len - used)
-			break;
-		used += (size_t)n;
-	}
-	return used;
+	fclose(f);
+	return ok;
 }
 
 static void control_accept(int fd, short what, void *arg)
 {
+	static char outbuf[256 * 1024];
 	struct rf_broker *b = arg;
 	struct timeval tv = { .tv_sec = 1 };
+	struct out o = { outbuf, sizeof(outbuf), 0 };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	char cmd[256], out[65536];
+	char cmd[256];
 	ssize_t n;
-	size_t len;
 	int c;
 
 	(void)what;
 	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0)
 		return;
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
-		const char msg[] = "error: permission denied (root only)\n";
-
-		if (write(c, msg, sizeof(msg) - 1) < 0)
-			log_debug("control: refusal not delivered");
-		close(c);
-		return;
-	}
 	/* A slow peer cannot stall the loop for more than a second. */
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* read the command first even from a peer about to be refused: closing
+	 * with unread data would reset the connection and lose the answer */
 	n = read(c, cmd, sizeof(cmd) - 1);
 	if (n <= 0) {
 		close(c);
 		return;
 	}
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || !peer_allowed(b, &cred)) {
+		const char msg[] = "error: permission denied (root or control_group only)\n";
+
+		log_info("control: refused uid %d", (int)cred.uid);
+		if (write(c, msg, sizeof(msg) - 1) < 0)
+			log_debug("control: refusal not delivered");
+		close(c);
+		return;
+	}
 	cmd[n] = '\0';
 	cmd[strcspn(cmd, "\r\n")] = '\0';
-	if (!strcmp(cmd, "status"))
-		len = rf_control_status(b, NULL, out, sizeof(out));
-	else if (!strncmp(cmd, "status ", 7))
-		len = rf_control_status(b, cmd + 7, out, sizeof(out));
-	else
-		len = (size_t)snprintf(out, sizeof(out), "error: unknown command '%.64s'\n", cmd);
-	if (len == 0)
-		len = (size_t)snprintf(out, sizeof(out), "error: no such tenant\n");
-	if (write(c, out, len) < 0)
+	outbuf[0] = '\0';
+	run_command(b, cmd, &o);
+	if (write(c, outbuf, o.used) < 0)
 		log_debug("control: reply not delivered");
 	close(c);
 }
@@ -156,12 +464,17 @@ int rf_control_open(struct rf_broker *b)
 	const char *path = b->policy->control_socket;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char dir[sizeof(sun.sun_path)];
+	const struct group *gr = NULL;
 	char *slash;
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		log_warnx("control_socket %s: path too long", path);
 		return -ENAMETOOLONG;
+	}
+	if (b->policy->control_group[0] && !(gr = getgrnam(b->policy->control_group))) {
+		log_warnx("control_group '%s' does not exist", b->policy->control_group);
+		return -ENOENT;
 	}
 	strcpy(sun.sun_path, path);
 	strcpy(dir, path);
@@ -178,7 +491,8 @@ int rf_control_open(struct rf_broker *b)
 	if (fd < 0)
 		return -errno;
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0600) < 0 ||
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    (gr && chown(path, 0, gr->gr_gid) < 0) || chmod(path, gr ? 0660 : 0600) < 0 ||
 	    listen(fd, 16) < 0) {
 		r = -errno;
 		log_warn("control socket %s", path);

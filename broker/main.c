@@ -3,9 +3,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <getopt.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,43 +34,42 @@ static void usage(FILE *f)
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
 }
 
-/* Parse a seccomp policy; print its errors (FILE:LINE:COL) on failure. */
-static int check_seccomp(const char *path, int print)
+/* Parse a seccomp policy: its rules to @print (if set) or its errors
+ * (FILE:LINE:COL) to @err. */
+static int check_seccomp(const char *path, FILE *print, char *err, size_t errlen)
 {
-	static char err[16384];
 	struct rf_sc_policy *sc;
 	int r;
 
-	r = rf_sc_policy_load(path, &sc, err, sizeof(err));
-	if (r < 0) {
-		fputs(err, stderr);
+	r = rf_sc_policy_load(path, &sc, err, errlen);
+	if (r < 0)
 		return r;
-	}
 	if (print)
-		rf_sc_policy_print(sc, stdout);
+		rf_sc_policy_print(sc, print);
 	rf_sc_policy_free(sc);
 	return 0;
 }
 
-/* The deployment policy and every seccomp policy it names. */
-static int check_policy(const char *path, struct rf_policy **out)
+int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, size_t errlen)
 {
-	static char err[16384];
 	struct rf_policy *p;
-	size_t i;
+	size_t i, used;
 	int r;
 
-	r = rf_policy_load(path, &p, err, sizeof(err));
-	if (r < 0) {
-		fputs(err, stderr);
+	r = rf_policy_load(path, &p, err, errlen);
+	if (r < 0)
 		return r;
-	}
 	for (i = 0; i < p->nmounts; i++) {
-		int sr = check_seccomp(rf_policy_seccomp_path(p, &p->mounts[i]), 0);
+		int sr;
 
+		used = strlen(err);
+		sr = check_seccomp(rf_policy_seccomp_path(p, &p->mounts[i]), NULL, err + used,
+				   errlen - used);
 		if (sr < 0) {
-			fprintf(stderr, "%s:%d: [mount %s]: its seccomp policy is not valid\n",
-				path, p->mounts[i].line, p->mounts[i].name);
+			used = strlen(err);
+			snprintf(err + used, errlen - used,
+				 "%s:%d: [mount %s]: its seccomp policy is not valid\n", path,
+				 p->mounts[i].line, p->mounts[i].name);
 			r = sr;
 		}
 	}
@@ -80,98 +77,25 @@ static int check_policy(const char *path, struct rf_policy **out)
 		rf_policy_free(p);
 		return r;
 	}
+	*out = p;
+	return 0;
+}
+
+static int check_policy(const char *path, struct rf_policy **out)
+{
+	static char err[16384];
+	struct rf_policy *p;
+
+	err[0] = '\0';
+	if (rf_broker_load_policy(path, &p, err, sizeof(err)) < 0) {
+		fputs(err, stderr);
+		return -EINVAL;
+	}
 	if (out)
 		*out = p;
 	else
 		rf_policy_free(p);
 	return 0;
-}
-
-static int resolve_ids(struct rf_tenant *t)
-{
-	struct passwd *pw;
-	struct group *gr;
-
-	pw = getpwnam(t->pol.user);
-	if (!pw) {
-		log_warnx("%s: user '%s' (policy line %d) does not exist", t->pol.name, t->pol.user,
-			  t->pol.line);
-		return -ENOENT;
-	}
-	gr = getgrnam(t->pol.group);
-	if (!gr) {
-		log_warnx("%s: group '%s' does not exist", t->pol.name, t->pol.group);
-		return -ENOENT;
-	}
-	if (pw->pw_uid == 0 || gr->gr_gid == 0) {
-		log_warnx("%s: a worker never runs as root; choose another user/group",
-			  t->pol.name);
-		return -EPERM;
-	}
-	t->uid = pw->pw_uid;
-	t->gid = gr->gr_gid;
-	return 0;
-}
-
-static int tenant_start(struct rf_tenant *t)
-{
-	int r;
-
-	t->state = RF_TENANT_STARTING;
-	t->fail_reason[0] = '\0';
-	t->stopping = false;
-	r = resolve_ids(t);
-	if (r < 0)
-		goto fail;
-	/* a limit the policy asks for is enforced or the tenant does not start */
-	r = rf_cgroup_setup(t);
-	if (r < 0)
-		goto fail;
-	r = rf_tenant_mount(t);
-	if (r < 0)
-		goto cgroup;
-	r = rf_pool_create(t);
-	if (r < 0)
-		goto unmount;
-	r = rf_worker_spawn(t);
-	if (r < 0)
-		goto pool;
-	return 0;
-pool:
-	rf_pool_destroy(t);
-unmount:
-	rf_tenant_unmount(t);
-cgroup:
-	rf_cgroup_remove(t);
-fail:
-	t->state = RF_TENANT_FAILED;
-	if (!t->fail_reason[0])
-		snprintf(t->fail_reason, sizeof(t->fail_reason), "start-up failed: %s",
-			 t->conn.why[0] && r == -EOPNOTSUPP ? t->conn.why : strerror(-r));
-	return r;
-}
-
-static void tenant_stop(struct rf_tenant *t)
-{
-	rf_worker_stop(t);
-	rf_tenant_unmount(t);
-	rf_pool_destroy(t);
-	rf_cgroup_remove(t);
-	if (t->state != RF_TENANT_FAILED)
-		t->state = RF_TENANT_STOPPED;
-}
-
-void rf_broker_check_alive(struct rf_broker *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->ntenants; i++)
-		if (b->tenants[i].state == RF_TENANT_RUNNING ||
-		    b->tenants[i].state == RF_TENANT_STARTING)
-			return;
-	log_warnx("no tenant is left running; exiting");
-	b->exit_status = 1;
-	event_base_loopbreak(b->base);
 }
 
 static void on_stop(int sig, short what, void *arg)
@@ -195,8 +119,8 @@ static void on_sigchld(int sig, short what, void *arg)
 	(void)what;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (i = 0; i < b->ntenants; i++)
-			if (b->tenants[i].worker_pid == pid) {
-				rf_worker_reaped(&b->tenants[i], status);
+			if (b->tenants[i]->worker_pid == pid) {
+				rf_worker_reaped(b->tenants[i], status);
 				break;
 			}
 	}
@@ -204,10 +128,12 @@ static void on_sigchld(int sig, short what, void *arg)
 
 static void on_sighup(int sig, short what, void *arg)
 {
+	char msg[8192];
+
 	(void)sig;
 	(void)what;
-	(void)arg;
-	log_warnx("SIGHUP: reloading the policy is not supported yet; nothing changed");
+	log_info("SIGHUP: reloading the policy");
+	rf_broker_reload(arg, msg, sizeof(msg));
 }
 
 static void find_worker(struct rf_broker *b)
@@ -258,8 +184,15 @@ int main(int argc, char **argv)
 				return 1;
 			printf("%s: ok\n", optarg);
 			return 0;
-		case 'S':
-			return check_seccomp(optarg, 1) < 0 ? 1 : 0;
+		case 'S': {
+			static char err[16384];
+
+			if (check_seccomp(optarg, stdout, err, sizeof(err)) < 0) {
+				fputs(err, stderr);
+				return 1;
+			}
+			return 0;
+		}
 		case 'f':
 			b.foreground = 1;
 			break;
@@ -296,26 +229,21 @@ int main(int argc, char **argv)
 	ev_int = evsignal_new(b.base, SIGINT, on_stop, &b);
 	ev_chld = evsignal_new(b.base, SIGCHLD, on_sigchld, &b);
 	ev_hup = evsignal_new(b.base, SIGHUP, on_sighup, &b);
+	b.config = config;
 	if (!ev_term || !ev_int || !ev_chld || !ev_hup || evsignal_add(ev_term, NULL) ||
 	    evsignal_add(ev_int, NULL) || evsignal_add(ev_chld, NULL) || evsignal_add(ev_hup, NULL))
 		fatalx("cannot install signal events");
 	if (rf_control_open(&b) < 0)
 		fatalx("cannot open the control socket %s", b.policy->control_socket);
 
-	b.ntenants = b.policy->nmounts;
-	b.tenants = calloc(b.ntenants, sizeof(*b.tenants));
-	if (!b.tenants)
-		fatal("calloc");
-	log_info("policy %s: %zu mount%s, %u queue%s per mount", config, b.ntenants,
-		 b.ntenants == 1 ? "" : "s", b.nqueues, b.nqueues == 1 ? "" : "s");
-	for (i = 0; i < b.ntenants; i++) {
-		struct rf_tenant *t = &b.tenants[i];
+	log_info("policy %s: %zu mount%s, %u queue%s per mount", config, b.policy->nmounts,
+		 b.policy->nmounts == 1 ? "" : "s", b.nqueues, b.nqueues == 1 ? "" : "s");
+	for (i = 0; i < b.policy->nmounts; i++) {
+		struct rf_tenant *t = rf_tenant_add(&b, &b.policy->mounts[i]);
 
-		t->b = &b;
-		t->pol = b.policy->mounts[i];
-		t->index = (unsigned int)i;
-		t->fuse_fd = t->pool_fd = t->ipc_fd = -1;
-		if (tenant_start(t) == 0)
+		if (!t)
+			fatal("out of memory");
+		if (rf_tenant_start(t) == 0)
 			started++;
 		else
 			log_warnx("%s: not started: %s", t->pol.name, t->fail_reason);
@@ -328,8 +256,8 @@ int main(int argc, char **argv)
 
 	event_base_dispatch(b.base);
 
-	for (i = 0; i < b.ntenants; i++)
-		tenant_stop(&b.tenants[i]);
+	while (b.ntenants)
+		rf_tenant_remove(b.tenants[b.ntenants - 1]);
 	rf_control_close(&b);
 	event_free(ev_term);
 	event_free(ev_int);

@@ -41,6 +41,10 @@ enum rf_transport_kind {
 	RF_XPORT_CLASSIC = 2,
 };
 
+#define RF_STATS_OPCODES 64 /* FUSE opcodes 0..63 */
+#define RF_STATS_ERRNOS 64 /* errnos 1..63; slot 0 counts larger ones */
+#define RF_STATS_LAT_BUCKETS 32 /* bucket i: latency < 2^i microseconds */
+
 /* Per-queue counters, written only by that queue's worker thread. */
 struct rf_queue_stats {
 	uint64_t requests; /* requests dispatched, all kinds */
@@ -53,7 +57,13 @@ struct rf_queue_stats {
 	uint64_t write_fixed_bytes;
 	uint64_t forgets;
 	uint64_t interrupts;
-	uint64_t pad[6];
+	uint64_t bytes_read; /* READ reply data sent to clients */
+	uint64_t bytes_written; /* WRITE data received from clients */
+	uint64_t latency_max_ns; /* dispatch to reply, slowest */
+	uint64_t pad[3];
+	uint64_t by_opcode[RF_STATS_OPCODES];
+	uint64_t by_errno[RF_STATS_ERRNOS];
+	uint64_t latency_us_log2[RF_STATS_LAT_BUCKETS];
 };
 
 struct rf_pool_ctl {
@@ -72,7 +82,7 @@ struct rf_pool_ctl {
 	struct rf_queue_stats q[]; /* nqueues */
 };
 
-_Static_assert(sizeof(struct rf_queue_stats) == 128, "stats are two cache lines");
+_Static_assert(sizeof(struct rf_queue_stats) % 64 == 0, "stats are whole cache lines");
 _Static_assert(sizeof(struct rf_pool_ctl) % 64 == 0, "stats stay cache aligned");
 
 /* Geometry of a pool; pure arithmetic shared by broker, worker and tests. */

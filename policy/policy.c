@@ -128,7 +128,8 @@ enum key_kind {
 	K_SIZE,
 	K_SIZE64,
 	K_TRANSPORT,
-	K_PLUGIN
+	K_PLUGIN,
+	K_LOG
 };
 
 struct key_def {
@@ -177,6 +178,8 @@ static const struct key_def global_keys[] = {
 	GKEY("control_socket", K_PATH, control_socket),
 	GKEY("plugin_dir", K_PATH, plugin_dir),
 	GKEY("seccomp_policy", K_PATH, seccomp_policy),
+	GKEY("control_group", K_NAME, control_group),
+	GKEY("log", K_LOG, log_target),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
 };
 
@@ -282,6 +285,13 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		else
 			*(uint32_t *)field = (uint32_t)n;
 		return 0;
+	case K_LOG:
+		if (strcmp(v, "syslog") && strcmp(v, "stderr")) {
+			perr(ps, ps->line, "%s: expected syslog or stderr, got '%s'", k->key, v);
+			return -1;
+		}
+		strcpy(field, v);
+		return 0;
 	case K_TRANSPORT:
 		if (!strcmp(v, "auto"))
 			*(enum rf_transport *)field = RF_TRANSPORT_AUTO;
@@ -364,6 +374,23 @@ static void check_mount(struct parser *ps, struct section *sec)
 		else if (m->mountpoint[0] && !strcmp(o->mountpoint, m->mountpoint))
 			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
 			     "mountpoint: '%s' is already the mountpoint of [mount %s] (line %d)",
+			     m->mountpoint, o->name, o->line);
+		else if (m->mountpoint[0] && (path_under(m->mountpoint, o->mountpoint) ||
+					      path_under(o->mountpoint, m->mountpoint)))
+			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+			     "mountpoint: '%s' and the mountpoint of [mount %s] (line %d) are "
+			     "nested",
+			     m->mountpoint, o->name, o->line);
+		else if (m->source[0] && (path_under(m->source, o->mountpoint) ||
+					  path_under(o->mountpoint, m->source)))
+			perr(ps, sec->key_line[2] ? sec->key_line[2] : m->line,
+			     "source: '%s' overlaps the mountpoint of [mount %s] (line %d)",
+			     m->source, o->name, o->line);
+		else if (m->mountpoint[0] && o->source[0] &&
+			 (path_under(o->source, m->mountpoint) ||
+			  path_under(m->mountpoint, o->source)))
+			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+			     "mountpoint: '%s' overlaps the source of [mount %s] (line %d)",
 			     m->mountpoint, o->name, o->line);
 	}
 }
@@ -473,6 +500,7 @@ int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_po
 	strcpy(ps.pol->control_socket, RF_DEFAULT_CONTROL_SOCKET);
 	snprintf(ps.pol->plugin_dir, sizeof(ps.pol->plugin_dir), "%s", RF_PLUGIN_DIR);
 	snprintf(ps.pol->seccomp_policy, sizeof(ps.pol->seccomp_policy), "%s", RF_SECCOMP_POLICY);
+	strcpy(ps.pol->log_target, "syslog");
 
 	while (pos < len) {
 		size_t end = pos, n;

@@ -52,6 +52,8 @@ struct rf_policy {
 	char control_socket[RF_POLICY_PATH_MAX];
 	char plugin_dir[RF_POLICY_PATH_MAX];
 	char seccomp_policy[RF_POLICY_PATH_MAX];
+	char control_group[RF_POLICY_NAME_MAX]; /* "" = root only */
+	char log_target[16]; /* "syslog" or "stderr"; -f means stderr */
 	size_t nmounts;
 	struct rf_mount_policy *mounts;
 };

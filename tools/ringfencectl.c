@@ -13,15 +13,24 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringfencectl [-s SOCKET] status [TENANT]\n"
+		"usage: ringfencectl [-s SOCKET] [--json] COMMAND\n"
 		"\n"
-		"  -s, --socket PATH   the broker's control socket (default %s)\n"
-		"  -h, --help          this text\n"
+		"commands:\n"
+		"  status [TENANT]   one line per tenant: state, transport, queues, worker pid,\n"
+		"                    uptime, restarts, request and byte counters, latency\n"
+		"                    percentiles, the limits mechanism, and why it failed\n"
+		"  stats [TENANT]    status plus requests by opcode and errors by errno\n"
+		"  reload            re-read the policy file; a file with errors changes nothing\n"
+		"  restart TENANT    stop and start a tenant (also one that failed)\n"
+		"  umount TENANT     stop a tenant and unmount it\n"
 		"\n"
-		"status prints one line per tenant: state, transport, queues, worker pid,\n"
-		"and request counters (requests through io-uring and /dev/fuse, bytes moved\n"
-		"with READ_FIXED / WRITE_FIXED). Exit status 1 if the broker is unreachable\n"
-		"or answers with an error.\n",
+		"options:\n"
+		"  -s, --socket PATH  the broker's control socket (default %s)\n"
+		"  -j, --json         JSON output for status and stats\n"
+		"  -h, --help         this text\n"
+		"\n"
+		"Exit status: 0, 1 when the broker is unreachable or answers with an error,\n"
+		"2 for a usage error.\n",
 		RF_DEFAULT_CONTROL_SOCKET);
 }
 
@@ -29,19 +38,24 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sock = RF_DEFAULT_CONTROL_SOCKET;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char cmd[256], buf[4096];
-	int c, fd, err = 0, saw_error = 0;
+	int c, fd, json = 0, err = 0, saw_error = 0, nargs;
+	const char *verb;
 	ssize_t n;
 
-	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			sock = optarg;
+			break;
+		case 'j':
+			json = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -51,12 +65,20 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc || strcmp(argv[optind], "status") || argc - optind > 2) {
+	nargs = argc - optind;
+	verb = nargs ? argv[optind] : "";
+	if (!((!strcmp(verb, "status") || !strcmp(verb, "stats")) && nargs <= 2) &&
+	    !(!strcmp(verb, "reload") && nargs == 1) &&
+	    !((!strcmp(verb, "restart") || !strcmp(verb, "umount")) && nargs == 2)) {
 		usage(stderr);
 		return 2;
 	}
-	snprintf(cmd, sizeof(cmd), "status%s%s\n", argc - optind == 2 ? " " : "",
-		 argc - optind == 2 ? argv[optind + 1] : "");
+	if (nargs == 2 && (strlen(argv[optind + 1]) > 64 || strpbrk(argv[optind + 1], " \t\n"))) {
+		fprintf(stderr, "ringfencectl: '%s' is not a tenant name\n", argv[optind + 1]);
+		return 2;
+	}
+	snprintf(cmd, sizeof(cmd), "%s%s%s%s\n", verb, nargs == 2 ? " " : "",
+		 nargs == 2 ? argv[optind + 1] : "", json ? " json" : "");
 	if (strlen(sock) >= sizeof(sun.sun_path)) {
 		fprintf(stderr, "ringfencectl: %s: path too long\n", sock);
 		return 1;
@@ -75,7 +97,7 @@ int main(int argc, char **argv)
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		if (!strncmp(buf, "error:", 6))
 			saw_error = 1;
-		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+		if (fwrite(buf, 1, (size_t)n, saw_error ? stderr : stdout) != (size_t)n)
 			err = 1;
 	}
 	close(fd);

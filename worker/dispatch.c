@@ -7,9 +7,18 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "worker.h"
+
+uint64_t rf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 typedef void (*op_fn)(struct rf_req *req, const struct rf_plugin *p);
 
@@ -433,6 +442,10 @@ void rf_dispatch(struct rf_req *req)
 	req->ctx.umask = 0;
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
+	req->start_ns = rf_now_ns();
+	req->q->stats->by_opcode[op < RF_STATS_OPCODES ? op : 0]++;
+	if (op == FUSE_WRITE)
+		req->q->stats->bytes_written += req->rest_len;
 	if (op >= FUSE_OPCODE_MAX || !ops[op].fn) {
 		/* unknown, unsupported, or one that must not come this way */
 		rf_reply_err(req, ENOSYS);

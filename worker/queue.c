@@ -94,12 +94,31 @@ static void post_wake_read(struct rf_queue *q)
 	set_data(sqe, q, TAG_WAKE);
 }
 
+/* Account a finished request: errors, data sent, latency. */
+static void account(struct rf_req *req)
+{
+	struct rf_queue_stats *st = req->q->stats;
+	uint64_t ns = rf_now_ns() - req->start_ns, us = ns / 1000;
+	unsigned int b = 0;
+
+	if (req->error) {
+		st->errors++;
+		st->by_errno[req->error < RF_STATS_ERRNOS ? req->error : 0]++;
+	} else if (req->in.opcode == FUSE_READ) {
+		st->bytes_read += req->reply_len;
+	}
+	while (b + 1 < RF_STATS_LAT_BUCKETS && us >= (1ULL << b))
+		b++;
+	st->latency_us_log2[b]++;
+	if (ns > st->latency_max_ns)
+		st->latency_max_ns = ns;
+}
+
 static void commit(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
 
-	if (req->error)
-		q->stats->errors++;
+	account(req);
 	if (req->classic) {
 		struct fuse_out_header *oh = (void *)(req->payload - sizeof(*oh));
 		struct io_uring_sqe *sqe;

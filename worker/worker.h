@@ -52,6 +52,7 @@ struct rf_req {
 	uint32_t rest_len;
 	struct rf_req_ctx ctx;
 	atomic_int interrupted;
+	uint64_t start_ns; /* when the request was dispatched */
 
 	/* the reply, built in place: body at payload */
 	bool replied;
@@ -118,6 +119,9 @@ void rf_dispatch(struct rf_req *req);
 /* FORGET, BATCH_FORGET and INTERRUPT: no reply. Returns true if handled. */
 bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
 			 const char *args, uint32_t args_len);
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call) */
+uint64_t rf_now_ns(void);
 
 /* reply.c */
 void rf_req_reset(struct rf_req *req);

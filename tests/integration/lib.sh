@@ -144,6 +144,16 @@ rf_stop() {
 	return 0
 }
 
+# rf_wait_state TENANT STATE: up to 10 s
+rf_wait_state() {
+	local i
+	for i in $(seq 100); do
+		[ "$(rf_field "$1" state 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	rf_fail "tenant $1 is '$(rf_field "$1" state 2>/dev/null)', not '$2', after 10 s"
+}
+
 # Worker PID of tenant $1.
 rf_worker() { rf_field "$1" worker; }
 

@@ -21,7 +21,8 @@ except OSError as e:
 bystander_ok() {
 	echo "$1" >"$T/mem.mnt/probe" && [ "$(cat "$T/mem.mnt/probe")" = "$1" ] ||
 		rf_fail "the memfs tenant broke after '$1'"
-	[ "$(rf_field mem state)" = running ] || rf_fail "memfs tenant not running after '$1'"
+	[ "$(rf_field mem state)" = running ] ||
+		rf_fail "memfs tenant not running after '$1': $(rf_status 2>&1)"
 	kill -0 "$BROKER_PID" || rf_fail "the broker died after '$1'"
 }
 

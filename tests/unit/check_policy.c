@@ -34,10 +34,12 @@ START_TEST(test_good_full)
 
 	ck_assert_str_eq(p->control_socket, "/run/ringfence/test.sock");
 	ck_assert_str_eq(p->plugin_dir, "/usr/lib/ringfence/plugins");
+	ck_assert_str_eq(p->control_group, "ringfence");
+	ck_assert_str_eq(p->log_target, "stderr");
 	ck_assert_uint_eq(p->nmounts, 2);
 	m = &p->mounts[0];
 	ck_assert_str_eq(m->name, "data");
-	ck_assert_int_eq(m->line, 6);
+	ck_assert_int_eq(m->line, 8);
 	ck_assert_str_eq(m->mountpoint, "/srv/mnt/data");
 	ck_assert_str_eq(m->source, "/srv/data");
 	ck_assert_str_eq(m->options, "timeout=2,tag=#1");
@@ -109,6 +111,10 @@ static const struct {
 	{ "bad_name.policy", 1, "NAME must be" },
 	{ "bad_global_twice.policy", 2, "[global] appears twice" },
 	{ "bad_user.policy", 4, "user: expected a name" },
+	{ "bad_nested.policy", 6, "are nested" },
+	{ "bad_source_in_other.policy", 8, "overlaps the mountpoint of [mount a]" },
+	{ "bad_log.policy", 2, "log: expected syslog or stderr" },
+	{ "bad_control_group.policy", 2, "control_group: expected a name" },
 };
 
 START_TEST(test_bad_fixture)

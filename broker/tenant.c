@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tenants: start, stop, restart, unmount, and applying a new policy file
+ * (reload) without touching the tenants it leaves unchanged.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "log.h"
+
+static int resolve_ids(struct rf_tenant *t)
+{
+	struct passwd *pw;
+	struct group *gr;
+
+	pw = getpwnam(t->pol.user);
+	if (!pw) {
+		log_warnx("%s: user '%s' (policy line %d) does not exist", t->pol.name, t->pol.user,
+			  t->pol.line);
+		return -ENOENT;
+	}
+	gr = getgrnam(t->pol.group);
+	if (!gr) {
+		log_warnx("%s: group '%s' does not exist", t->pol.name, t->pol.group);
+		return -ENOENT;
+	}
+	if (pw->pw_uid == 0 || gr->gr_gid == 0) {
+		log_warnx("%s: a worker never runs as root; choose another user/group",
+			  t->pol.name);
+		return -EPERM;
+	}
+	t->uid = pw->pw_uid;
+	t->gid = gr->gr_gid;
+	return 0;
+}
+
+int rf_tenant_start(struct rf_tenant *t)
+{
+	int r;
+
+	t->state = RF_TENANT_STARTING;
+	t->fail_reason[0] = '\0';
+	t->stopping = false;
+	r = resolve_ids(t);
+	if (r < 0)
+		goto fail;
+	/* a limit the policy asks for is enforced or the tenant does not start */
+	r = rf_cgroup_setup(t);
+	if (r < 0)
+		goto fail;
+	r = rf_tenant_mount(t);
+	if (r < 0)
+		goto cgroup;
+	r = rf_pool_create(t);
+	if (r < 0)
+		goto unmount;
+	r = rf_worker_spawn(t);
+	if (r < 0)
+		goto pool;
+	return 0;
+pool:
+	rf_pool_destroy(t);
+unmount:
+	rf_tenant_unmount(t);
+cgroup:
+	rf_cgroup_remove(t);
+fail:
+	t->state = RF_TENANT_FAILED;
+	if (!t->fail_reason[0])
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "start-up failed: %s",
+			 t->conn.why[0] && r == -EOPNOTSUPP ? t->conn.why : strerror(-r));
+	return r;
+}
+
+void rf_tenant_stop(struct rf_tenant *t)
+{
+	rf_worker_stop(t);
+	rf_tenant_unmount(t);
+	rf_pool_destroy(t);
+	rf_cgroup_remove(t);
+	if (t->state != RF_TENANT_FAILED)
+		t->state = RF_TENANT_STOPPED;
+}
+
+void rf_broker_check_alive(struct rf_broker *b)
+{
+	size_t i;
+
+	/* only when every tenant has failed: one stopped on purpose (umount)
+	 * is the operator's choice and keeps the broker up */
+	for (i = 0; i < b->ntenants; i++)
+		if (b->tenants[i]->state != RF_TENANT_FAILED)
+			return;
+	log_warnx("every tenant has failed; exiting");
+	b->exit_status = 1;
+	event_base_loopbreak(b->base);
+}
+
+struct rf_tenant *rf_tenant_find(struct rf_broker *b, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < b->ntenants; i++)
+		if (!strcmp(b->tenants[i]->pol.name, name))
+			return b->tenants[i];
+	return NULL;
+}
+
+/* The lowest pool slot (fixed address) no live tenant uses. */
+static unsigned int free_index(const struct rf_broker *b)
+{
+	unsigned int idx;
+	size_t i;
+
+	for (idx = 0;; idx++) {
+		for (i = 0; i < b->ntenants; i++)
+			if (b->tenants[i]->index == idx)
+				break;
+		if (i == b->ntenants)
+			return idx;
+	}
+}
+
+struct rf_tenant *rf_tenant_add(struct rf_broker *b, const struct rf_mount_policy *pol)
+{
+	struct rf_tenant **nt, *t;
+
+	t = calloc(1, sizeof(*t));
+	nt = realloc(b->tenants, (b->ntenants + 1) * sizeof(*nt));
+	if (!t || !nt) {
+		free(t);
+		if (nt)
+			b->tenants = nt;
+		return NULL;
+	}
+	b->tenants = nt;
+	t->b = b;
+	t->pol = *pol;
+	t->index = free_index(b);
+	t->fuse_fd = t->pool_fd = t->ipc_fd = -1;
+	b->tenants[b->ntenants++] = t;
+	return t;
+}
+
+void rf_tenant_remove(struct rf_tenant *t)
+{
+	struct rf_broker *b = t->b;
+	size_t i;
+
+	rf_tenant_stop(t);
+	for (i = 0; i < b->ntenants; i++)
+		if (b->tenants[i] == t) {
+			memmove(&b->tenants[i], &b->tenants[i + 1],
+				(b->ntenants - i - 1) * sizeof(*b->tenants));
+			b->ntenants--;
+			break;
+		}
+	free(t);
+}
+
+int rf_tenant_restart(struct rf_tenant *t)
+{
+	rf_tenant_stop(t);
+	t->restarts++;
+	return rf_tenant_start(t);
+}
+
+/* Whether a tenant must restart to follow @np (whose globals are @p). */
+static bool changed(const struct rf_tenant *t, const struct rf_policy *p,
+		    const struct rf_mount_policy *np)
+{
+	struct rf_mount_policy a = t->pol, c = *np;
+	char pa[1024], pc[1024];
+
+	a.line = c.line = 0;
+	if (memcmp(&a, &c, sizeof(a)))
+		return true;
+	if (strcmp(rf_policy_seccomp_path(t->b->policy, &t->pol), rf_policy_seccomp_path(p, np)))
+		return true;
+	if (rf_policy_plugin_path(t->b->policy, &t->pol, pa, sizeof(pa)) ||
+	    rf_policy_plugin_path(p, np, pc, sizeof(pc)))
+		return true;
+	return strcmp(pa, pc) != 0;
+}
+
+int rf_broker_reload(struct rf_broker *b, char *msg, size_t len)
+{
+	size_t added = 0, removed = 0, restarted = 0, same = 0, i, j;
+	struct rf_policy *np, *old;
+	char err[8192];
+	int r;
+
+	r = rf_broker_load_policy(b->config, &np, err, sizeof(err));
+	if (r < 0) {
+		snprintf(msg, len, "error: %s unchanged; the new file has errors:\n%s", b->config,
+			 err);
+		log_warnx("reload: %s has errors; nothing changed", b->config);
+		return r;
+	}
+	old = b->policy;
+	/* gone first, so that a mountpoint can move to a new tenant */
+	for (i = b->ntenants; i-- > 0;) {
+		struct rf_tenant *t = b->tenants[i];
+
+		for (j = 0; j < np->nmounts; j++)
+			if (!strcmp(np->mounts[j].name, t->pol.name))
+				break;
+		if (j == np->nmounts) {
+			log_info("reload: %s removed", t->pol.name);
+			rf_tenant_remove(t);
+			removed++;
+		}
+	}
+	for (j = 0; j < np->nmounts; j++) {
+		struct rf_tenant *t = rf_tenant_find(b, np->mounts[j].name);
+
+		if (t && !changed(t, np, &np->mounts[j])) {
+			t->pol.line = np->mounts[j].line;
+			same++;
+			continue;
+		}
+		if (t) {
+			log_info("reload: %s changed; restarting it", t->pol.name);
+			rf_tenant_stop(t);
+			b->policy = np; /* the new globals apply to the restart */
+			t->pol = np->mounts[j];
+			rf_tenant_start(t);
+			b->policy = old;
+			restarted++;
+			continue;
+		}
+		t = rf_tenant_add(b, &np->mounts[j]);
+		if (!t) {
+			log_warnx("reload: %s: out of memory", np->mounts[j].name);
+			continue;
+		}
+		log_info("reload: %s added", t->pol.name);
+		b->policy = np;
+		rf_tenant_start(t);
+		b->policy = old;
+		added++;
+	}
+	b->policy = np;
+	rf_policy_free(old);
+	snprintf(msg, len, "reloaded %s: %zu added, %zu removed, %zu restarted, %zu unchanged\n",
+		 b->config, added, removed, restarted, same);
+	log_info("%.*s", (int)strcspn(msg, "\n"), msg);
+	return 0;
+}

@@ -1,0 +1,110 @@
+#!/bin/bash
+# Three tenants from one policy file (two passthrough under different
+# users, one memfs), the control plane (status, stats, --json, restart,
+# umount, permissions) and reloads that touch only what changed.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+rf_policy a passthrough "$T/src-a"
+rf_policy b passthrough "$T/src-b" "user = daemon" "group = daemon"
+rf_policy c memfs ""
+chown 1:1 "$T/src-b"
+sed -i "s|^control_socket = .*|&\ncontrol_group = nogroup|" "$T/policy"
+rf_start a b c
+CTLS="$CTL -s $T/ctl.sock"
+
+rf_log "three tenants serve, each alone with its data"
+echo alpha >"$T/a.mnt/fa" && echo beta >"$T/b.mnt/fb" && echo gamma >"$T/c.mnt/fc" ||
+	rf_fail "a tenant does not serve"
+[ "$(stat -c %u "$T/src-a/fa")" = 65534 ] && [ "$(stat -c %u "$T/src-b/fb")" = 1 ] ||
+	rf_fail "files not owned by their tenant's user"
+WA=$(rf_worker a) WB=$(rf_worker b) WC=$(rf_worker c)
+[ "$(ls /proc/"$WA"/root/source)" = fa ] && [ "$(ls /proc/"$WB"/root/source)" = fb ] ||
+	rf_fail "a worker sees more than its own source"
+for w in "$WA" "$WB" "$WC"; do
+	others=$(ls /proc/"$w"/root/proc | grep -E '^[0-9]+$' | grep -vx 1 | tr '\n' ' ')
+	[ -z "$others" ] || rf_fail "worker $w sees processes $others"
+done
+grep -q '^Uid:[[:space:]]*1[[:space:]]' "/proc/$WB/status" || rf_fail "tenant b does not run as daemon"
+
+rf_log "status and stats, in text and JSON"
+$CTLS status | grep -c '^tenant=' | grep -qx 3 || rf_fail "status lists $($CTLS status | wc -l) tenants"
+$CTLS --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = sorted(t["tenant"] for t in d["tenants"])
+assert names == ["a", "b", "c"], names
+for t in d["tenants"]:
+    assert t["state"] == "running" and t["worker"] > 0 and t["requests"] > 0, t
+    assert set(t["latency_us"]) == {"p50", "p99", "max"}, t
+' || rf_fail "--json status does not parse or says the wrong thing"
+$CTLS --json stats a | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["tenants"][0]
+assert t["by_opcode"].get("CREATE", 0) >= 1 and t["by_opcode"].get("WRITE", 0) >= 1, t
+assert t["bytes_written"] >= 6, t
+' || rf_fail "--json stats"
+$CTLS stats a | grep -qE '^  op WRITE +[0-9]+' || rf_fail "text stats lack opcodes"
+$CTLS status nope 2>/dev/null && rf_fail "status of an unknown tenant succeeded"
+
+rf_log "the control socket: root and control_group only"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" -s "$T/ctl.sock" status >/dev/null ||
+	rf_fail "a member of control_group was refused"
+setpriv --reuid=1 --regid=1 --clear-groups "$CTL" -s "$T/ctl.sock" status >/dev/null 2>&1 &&
+	rf_fail "a stranger got in"
+# even with the file opened to all, the broker checks the peer itself
+chmod 0666 "$T/ctl.sock"
+out=$(setpriv --reuid=1 --regid=1 --clear-groups "$CTL" -s "$T/ctl.sock" status 2>&1) &&
+	rf_fail "SO_PEERCRED let a stranger in"
+echo "$out" | grep -q "permission denied (root or control_group only)" || rf_fail "refusal: $out"
+chmod 0660 "$T/ctl.sock"
+
+rf_log "restart and umount one tenant"
+$CTLS restart c >/dev/null || rf_fail "restart c"
+rf_wait_state c running
+[ "$(rf_worker c)" != "$WC" ] && [ "$(rf_field c restarts)" = 1 ] || rf_fail "c did not restart"
+[ "$(rf_worker a)" = "$WA" ] || rf_fail "restarting c touched a"
+WC=$(rf_worker c)
+$CTLS umount c >/dev/null || rf_fail "umount c"
+[ "$(rf_field c state)" = stopped ] || rf_fail "c is $(rf_field c state)"
+rf_is_mounted "$T/c.mnt" && rf_fail "c still mounted"
+kill -0 "$WC" 2>/dev/null && rf_fail "c's worker outlived its umount"
+$CTLS restart c >/dev/null || rf_fail "c did not come back"
+rf_wait_state c running
+
+rf_log "reload: b changes, c goes, d comes, a stays as it is"
+WA=$(rf_worker a) WB=$(rf_worker b)
+cp "$T/policy" "$T/policy.orig"
+python3 - "$T/policy" "$T" <<'PY'
+import re, sys
+path, t = sys.argv[1], sys.argv[2]
+s = open(path).read()
+s = s.replace("[mount b]\n", "[mount b]\nqueue_depth = 4\n")
+s = re.sub(r"\[mount c\]\n(.+\n)+", "", s)
+s += "[mount d]\nmountpoint = %s/d.mnt\nplugin = hello\n" % t
+open(path, "w").write(s)
+PY
+mkdir -p "$T/d.mnt"
+MOUNTS+=("$T/d.mnt")
+out=$($CTLS reload) || rf_fail "reload: $out"
+echo "$out" | grep -q "1 added, 1 removed, 1 restarted, 1 unchanged" || rf_fail "reload said: $out"
+rf_wait_state b running
+rf_wait_state d running
+[ "$(rf_worker a)" = "$WA" ] || rf_fail "reload restarted the unchanged tenant a"
+[ "$(rf_worker b)" != "$WB" ] && [ "$(rf_field b depth)" = 4 ] || rf_fail "b did not follow the change"
+$CTLS status c >/dev/null 2>&1 && rf_fail "c is still there"
+rf_is_mounted "$T/c.mnt" && rf_fail "c still mounted after reload"
+[ "$(cat "$T/d.mnt/hello")" != "" ] || rf_fail "d is not serving"
+[ "$(cat "$T/a.mnt/fa")" = alpha ] || rf_fail "a lost its data across the reload"
+
+rf_log "a bad file is refused whole; SIGHUP reloads too"
+cp "$T/policy" "$T/policy.good"
+printf '[mount e]\nmountpoint = %s/e.mnt\nplugin = hello\nqueue_depth = many\n' "$T" >>"$T/policy"
+out=$($CTLS reload 2>&1) && rf_fail "a bad policy was applied"
+echo "$out" | grep -q "queue_depth: expected a whole number" || rf_fail "reload error: $out"
+[ "$(rf_worker a)" = "$WA" ] && rf_field d state | grep -qx running || rf_fail "a refused reload changed things"
+cp "$T/policy.orig" "$T/policy"
+kill -HUP "$BROKER_PID"
+rf_wait_state c running
+$CTLS status d >/dev/null 2>&1 && rf_fail "SIGHUP left d"
+[ "$(rf_worker a)" = "$WA" ] || rf_fail "SIGHUP restarted a"
+rf_stop
