@@ -213,12 +213,14 @@ int main(int argc, char **argv)
 	}
 	if (check_policy(config, &b.policy) < 0)
 		return 1;
-	log_init("ringfenced", b.foreground, debug ? RF_LOG_DEBUG : RF_LOG_INFO);
+	/* -f, or "log = stderr" (e.g. under systemd, which keeps stderr): stderr */
+	log_init("ringfenced", b.foreground || !strcmp(b.policy->log_target, "stderr"),
+		 debug ? RF_LOG_DEBUG : RF_LOG_INFO);
 	if (geteuid() != 0)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
 	find_worker(&b);
 	b.nqueues = rf_possible_cpus();
-	if (!b.foreground && daemon(0, 0) < 0)
+	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");
 	signal(SIGPIPE, SIG_IGN);
 

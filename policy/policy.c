@@ -168,6 +168,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("memory_max", K_SIZE64, memory_max, 16ULL << 20, 1ULL << 50, 0),
 	MKEY("pids_max", K_UINT, pids_max, 4, 4194304, 0),
 	MKEY("cpu_weight", K_UINT, cpu_weight, 1, 10000, 0),
+	MKEY("request_timeout", K_UINT, request_timeout, 1, 65535, 0),
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),

@@ -42,6 +42,7 @@ struct rf_mount_policy {
 	uint64_t memory_max; /* cgroup memory limit; 0: none */
 	uint32_t pids_max; /* cgroup pids limit; 0: none */
 	uint32_t cpu_weight; /* cgroup cpu weight 1..10000; 0: default */
+	uint32_t request_timeout; /* seconds; 0: none */
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;

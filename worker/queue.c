@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -352,10 +353,18 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 static void entry_gone(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
+	uint32_t i;
 
 	req->state = RQ_DEAD;
 	if (q->live)
 		q->live--;
+	if ((res == -ENOTCONN || res == -ECONNABORTED || res == -ENODEV) &&
+	    !atomic_exchange(&q->w->conn_gone, 1)) {
+		/* the connection is over: requests still with the plugin can
+		 * never be answered, so no queue waits for them */
+		for (i = 0; i < q->w->nqueues; i++)
+			rf_queue_wake(&q->w->queues[i]);
+	}
 	if (res != -ENOTCONN && res != -ECONNABORTED && res != -ENODEV && res != -ECANCELED)
 		log_warnx("queue %u entry %u: %s failed: %s", q->qid, req->idx,
 			  req->classic ? "/dev/fuse read" : "FUSE io-uring command",
@@ -478,12 +487,13 @@ static void *queue_main(void *arg)
 	if (r < 0)
 		fatalx("queue %u: submit: %s", q->qid, strerror(-r));
 
+	atomic_fetch_add(&w->queues_alive, 1);
 	pthread_mutex_lock(&w->start_lock);
 	atomic_fetch_add(&w->registered, 1);
 	pthread_cond_broadcast(&w->start_cond);
 	pthread_mutex_unlock(&w->start_lock);
 
-	while (!atomic_load(&w->stop) && q->live) {
+	while (!atomic_load(&w->stop) && q->live && !atomic_load(&w->conn_gone)) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, n = 0;
 
@@ -496,8 +506,15 @@ static void *queue_main(void *arg)
 		}
 		io_uring_cq_advance(&q->ring, n);
 	}
-	if (!atomic_load(&w->stop))
+	if (!atomic_load(&w->stop)) {
 		log_info("queue %u: every entry ended; the connection is gone", q->qid);
+		/* the last queue out ends the worker, so the broker learns at
+		 * once (e.g. after the kernel's request_timeout aborted it) */
+		if (atomic_fetch_sub(&w->queues_alive, 1) == 1) {
+			log_warnx("every queue has ended: the FUSE connection was aborted");
+			exit(3);
+		}
+	}
 	return NULL;
 }
 

@@ -99,6 +99,8 @@ struct rf_worker {
 	uint32_t nqueues;
 	atomic_int stop;
 	atomic_uint registered; /* queues that have posted their entries */
+	atomic_uint queues_alive; /* queue threads still serving */
+	atomic_int conn_gone; /* the kernel ended the connection */
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
 };

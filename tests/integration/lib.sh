@@ -15,6 +15,7 @@ TRANSPORT=${TRANSPORT:-uring}
 T=""
 BROKER_PID=""
 MOUNTS=()
+EXTRA_PIDS=() # other brokers a test started, stopped by PID at cleanup
 
 rf_log() { echo "  [$(basename "$0" .sh)/$TRANSPORT] $*"; }
 rf_fail() {
@@ -56,6 +57,9 @@ rf_cleanup() {
 		fi
 		wait "$BROKER_PID" 2>/dev/null
 	fi
+	for i in "${EXTRA_PIDS[@]}"; do
+		kill -KILL "$i" 2>/dev/null && wait "$i" 2>/dev/null
+	done
 	for mp in "${MOUNTS[@]}"; do
 		if rf_is_mounted "$mp"; then
 			echo "  cleanup: $mp was still mounted; detaching" >&2

@@ -73,6 +73,27 @@ if [ "$TRANSPORT" = classic ] && [ "$(cat /sys/module/fuse/parameters/enable_uri
 	rf_is_mounted "$T/u.mnt" && rf_fail "refused mount left mounted"
 fi
 
+rf_log "request_timeout: a request the plugin never answers ends in an error"
+mkdir -p "$T/st.mnt"
+printf '[global]\ncontrol_socket = %s/c5.sock\n[mount st]\nmountpoint = %s/st.mnt\nplugin = %s\nrequest_timeout = 2\ntransport = %s\n' \
+	"$T" "$T" "$BUILD/tests/plugins/hang.so" "$TRANSPORT" >"$T/st.policy"
+MOUNTS+=("$T/st.mnt")
+"$RINGFENCED" -f -c "$T/st.policy" >"$T/st.log" 2>&1 &
+st_broker=$!
+EXTRA_PIDS+=($st_broker)
+for _ in $(seq 100); do "$CTL" -s "$T/c5.sock" status st 2>/dev/null | grep -q state=running && break; sleep 0.1; done
+start=$(date +%s)
+stat "$T/st.mnt/stuck" >/dev/null 2>&1 && rf_fail "the stuck lookup succeeded"
+took=$(($(date +%s) - start))
+# the kernel checks for expired requests every 15 s
+[ $took -le 45 ] || rf_fail "the stuck request took $took s with request_timeout = 2"
+for _ in $(seq 50); do kill -0 $st_broker 2>/dev/null || break; sleep 0.1; done
+wait $st_broker
+grep -q "every queue has ended: the FUSE connection was aborted" "$T/st.log" ||
+	rf_fail "no word of the abort: $(cat "$T/st.log")"
+rf_is_mounted "$T/st.mnt" && rf_fail "the aborted mount is still there"
+rf_log "  the stuck request failed after $took s"
+
 rf_log "worker killed mid-read: clients get an error, nobody hangs"
 rf_policy pt passthrough "$T/src"
 rf_policy mem memfs ""

@@ -2,7 +2,8 @@
 /*
  * hang: a test plugin that misbehaves on request. With the option
  * "hang_init" its init never returns; with "crash_init" it dies in init.
- * Otherwise it serves an empty read-only root.
+ * Otherwise it serves an empty read-only root in which a lookup of "stuck"
+ * is never answered.
  */
 #include <errno.h>
 #include <string.h>
@@ -21,6 +22,15 @@ static int hang_init(const struct rf_init_args *a, void **ud)
 	return 0;
 }
 
+/* "stuck" never gets an answer; anything else does not exist */
+static void hang_lookup(struct rf_req *req, uint64_t parent, const char *name)
+{
+	(void)parent;
+	if (strcmp(name, "stuck"))
+		rf_reply_err(req, ENOENT);
+	/* else: no reply, ever */
+}
+
 static void hang_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 {
 	struct stat st;
@@ -34,8 +44,6 @@ static void hang_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 }
 
 const struct rf_plugin ringfence_plugin = {
-	RF_PLUGIN_INIT,
-	.name = "hang",
-	.init = hang_init,
-	.getattr = hang_getattr,
+	RF_PLUGIN_INIT,	       .name = "hang",		.init = hang_init,
+	.lookup = hang_lookup, .getattr = hang_getattr,
 };
