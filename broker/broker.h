@@ -132,6 +132,9 @@ int rf_broker_reload(struct rf_broker *b, char *msg, size_t len);
 /* exit 1 once every tenant has failed */
 void rf_broker_check_alive(struct rf_broker *b);
 
+/* main.c: tell systemd (Type=notify), if it is listening */
+void rf_notify(const char *msg);
+
 /* main.c: load a policy and the seccomp policies it names; errors in @err */
 int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, size_t errlen);
 

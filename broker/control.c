@@ -348,7 +348,9 @@ static void run_command(struct rf_broker *b, char *line, struct out *o)
 	if (!strcmp(argv[0], "reload") && argc == 1) {
 		char msg[8192];
 
+		rf_notify("RELOADING=1");
 		rf_broker_reload(b, msg, sizeof(msg));
+		rf_notify("READY=1");
 		put(o, "%s", msg);
 		return;
 	}

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +101,29 @@ static int check_policy(const char *path, struct rf_policy **out)
 	return 0;
 }
 
+/* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET, if set
+ * ('@' names an abstract socket). */
+void rf_notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sun.sun_path))
+		return;
+	strcpy(sun.sun_path, path);
+	if (path[0] == '@')
+		sun.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sun, len) < 0)
+		log_debug("sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
 static void on_stop(int sig, short what, void *arg)
 {
 	struct rf_broker *b = arg;
@@ -133,7 +159,9 @@ static void on_sighup(int sig, short what, void *arg)
 	(void)sig;
 	(void)what;
 	log_info("SIGHUP: reloading the policy");
+	rf_notify("RELOADING=1");
 	rf_broker_reload(arg, msg, sizeof(msg));
+	rf_notify("READY=1");
 }
 
 static void find_worker(struct rf_broker *b)
@@ -256,7 +284,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	{
+		char st[96];
+
+		snprintf(st, sizeof(st), "READY=1\nSTATUS=serving %d of %zu tenants", started,
+			 b.ntenants);
+		rf_notify(st);
+	}
 	event_base_dispatch(b.base);
+	rf_notify("STOPPING=1");
 
 	while (b.ntenants)
 		rf_tenant_remove(b.tenants[b.ntenants - 1]);

@@ -16,6 +16,7 @@
 #include "log.h"
 
 #define RF_INIT_TIMEOUT_MS 10000
+#define RF_UMOUNT_WAIT_MS 2000
 
 uint32_t rf_possible_cpus(void)
 {
@@ -189,6 +190,26 @@ static void ensure_fusectl(void)
 		log_info("mounted fusectl on /sys/fs/fuse/connections (to abort dead connections)");
 }
 
+/* A ringfence mount left on our mountpoint by a broker that died: abort its
+ * connection (its clients get errors) and detach it. */
+static void clean_stale(struct rf_tenant *t)
+{
+	uint32_t id;
+
+	while (mount_conn_id(t->pol.mountpoint, &id) == 0) {
+		log_warnx("%s: a stale ringfence mount is on %s (a previous broker died?); "
+			  "aborting its connection and detaching it",
+			  t->pol.name, t->pol.mountpoint);
+		t->conn_id = id;
+		rf_tenant_abort_conn(t);
+		t->conn_id = 0;
+		if (umount2(t->pol.mountpoint, MNT_DETACH) < 0) {
+			log_warn("%s: detach %s", t->pol.name, t->pol.mountpoint);
+			return;
+		}
+	}
+}
+
 int rf_tenant_mount(struct rf_tenant *t)
 {
 	char opts[256];
@@ -196,6 +217,8 @@ int rf_tenant_mount(struct rf_tenant *t)
 	unsigned long flags = MS_NOSUID | MS_NODEV;
 	int r;
 
+	ensure_fusectl();
+	clean_stale(t);
 	if (stat(t->pol.mountpoint, &st) < 0) {
 		r = -errno;
 		log_warn("%s: mountpoint %s", t->pol.name, t->pol.mountpoint);
@@ -207,7 +230,6 @@ int rf_tenant_mount(struct rf_tenant *t)
 	}
 	/* O_NONBLOCK: the worker's ring READ on this file must get -EAGAIN
 	 * and arm poll rather than block a thread inside the kernel. */
-	ensure_fusectl();
 	t->fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (t->fuse_fd < 0) {
 		r = -errno;
@@ -271,12 +293,21 @@ int rf_tenant_abort_conn(struct rf_tenant *t)
 void rf_tenant_unmount(struct rf_tenant *t)
 {
 	if (t->mounted) {
+		int i, r = -1;
+
 		/* umount2, not umount(8): that one stats the mountpoint first and
-		 * would wait on a connection nobody serves. */
-		if (umount2(t->pol.mountpoint, 0) < 0) {
+		 * would wait on a connection nobody serves. A busy mount gets
+		 * RF_UMOUNT_WAIT_MS to become idle, then is detached lazily. */
+		for (i = 0; i < RF_UMOUNT_WAIT_MS / 100; i++) {
+			r = umount2(t->pol.mountpoint, 0);
+			if (r == 0 || errno != EBUSY)
+				break;
+			usleep(100 * 1000);
+		}
+		if (r < 0) {
 			if (errno == EBUSY)
-				log_info("%s: %s busy, detaching lazily", t->pol.name,
-					 t->pol.mountpoint);
+				log_info("%s: %s still busy after %d ms; detaching it lazily",
+					 t->pol.name, t->pol.mountpoint, RF_UMOUNT_WAIT_MS);
 			else
 				log_warn("%s: umount %s", t->pol.name, t->pol.mountpoint);
 			rf_tenant_abort_conn(t);
