@@ -1,6 +1,8 @@
 #!/bin/bash
-# make demo: mount the passthrough plugin on a demo directory through FUSE
-# over io-uring, run a short workload, show what happened, unmount.
+# make demo: a two-tenant deployment from examples/demo.policy.in: the
+# passthrough plugin on a demo directory through FUSE over io-uring, and
+# memfs through /dev/fuse; run a short workload, show ringfencectl status,
+# unmount.
 # Needs root. Turns /sys/module/fuse/parameters/enable_uring on for the run
 # and restores it afterwards.
 set -euo pipefail
@@ -10,7 +12,7 @@ B=$ROOT/build
 
 D=$(mktemp -d /tmp/ringfence-demo.XXXXXX)
 chmod 755 "$D"
-mkdir -p "$D/data" "$D/mnt"
+mkdir -p "$D/data" "$D/mnt" "$D/scratch"
 chown 65534:65534 "$D/data"
 . "$ROOT/tools/hoststate.sh"
 host_save
@@ -32,7 +34,7 @@ echo "== starting ringfenced"
 "$B/ringfenced" -f -c "$D/demo.policy" 2>"$D/broker.log" &
 BROKER=$!
 for _ in $(seq 100); do
-	"$B/ringfencectl" -s "$D/ctl.sock" status demo 2>/dev/null | grep -q state=running && break
+	[ "$("$B/ringfencectl" -s "$D/ctl.sock" status 2>/dev/null | grep -c state=running)" = 2 ] && break
 	sleep 0.1
 done
 sed 's/^/   /' "$D/broker.log"
@@ -57,8 +59,18 @@ echo "   renamed, symlinked, tagged: $(readlink "$M/link"), user.demo=$(getfattr
 echo "   the backing directory holds:"
 (cd "$D/data" && find . -mindepth 1 | sort | sed 's/^/      /')
 
+echo "== the second tenant: memfs on $D/scratch, classic transport"
+seq 1 1000 >"$D/scratch/numbers" && echo "   wrote $(wc -l <"$D/scratch/numbers") lines to scratch/numbers, in memory"
 echo "== ringfencectl status"
-"$B/ringfencectl" -s "$D/ctl.sock" status | tr ' ' '\n' | sed 's/^/   /'
+"$B/ringfencectl" -s "$D/ctl.sock" status | awk '{
+	line = "   "
+	for (i = 1; i <= NF; i++) {
+		split($i, kv, "=")
+		if (kv[1] ~ /^(tenant|state|transport|queues|worker|requests|uring_requests|classic_requests|read_fixed_bytes|write_fixed_bytes|p50_us|p99_us|limits)$/)
+			line = line " " $i
+	}
+	print line
+}'
 W=$("$B/ringfencectl" -s "$D/ctl.sock" status demo | tr ' ' '\n' | sed -n 's/^worker=//p')
 echo "== the worker ($W)"
 grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs)' "/proc/$W/status" | sed 's/^/   /'
@@ -68,8 +80,10 @@ echo "== stopping (SIGTERM unmounts)"
 kill -TERM "$BROKER"
 wait "$BROKER"
 BROKER=""
-if awk -v mp="$M" '$5 == mp { f = 1 } END { exit !f }' /proc/self/mountinfo; then
-	echo "demo: $M is still mounted" >&2
-	exit 1
-fi
-echo "   $M unmounted; demo done"
+for mp in "$M" "$D/scratch"; do
+	if awk -v mp="$mp" '$5 == mp { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+		echo "demo: $mp is still mounted" >&2
+		exit 1
+	fi
+done
+echo "   both tenants unmounted; demo done"
