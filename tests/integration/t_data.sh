@@ -39,7 +39,7 @@ rm -f "$T"/w*.in "$M"/w?
 
 rf_log "fio: random read/write, verified"
 fio --name=rf --directory="$M" --size=32M --numjobs=2 --rw=randrw --bs=4k,64k \
-	--ioengine=psync --direct=1 --verify=crc32c --verify_fatal=1 --do_verify=1 \
+	--ioengine=psync --direct=1 --verify=crc32c --verify_state_save=0 --verify_fatal=1 --do_verify=1 \
 	--runtime=8 --time_based=0 --group_reporting --output="$T/fio.out" ||
 	{ sed 's/^/    /' "$T/fio.out"; rf_fail "fio"; }
 grep -E 'READ:|WRITE:' "$T/fio.out" | sed 's/^ */    /'
