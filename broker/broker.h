@@ -29,6 +29,10 @@ struct rf_conn_params {
 };
 
 #define RF_CG_MAX 4
+/* A tenant whose worker dies RF_CRASH_LIMIT times within RF_CRASH_WINDOW
+ * seconds is not restarted again. */
+#define RF_CRASH_LIMIT 5
+#define RF_CRASH_WINDOW 60
 
 /* The tenant's cgroups: one per hierarchy used (v2: one; v1: up to three). */
 struct rf_cgroup {
@@ -69,7 +73,12 @@ struct rf_tenant {
 	bool ready_seen;
 	time_t started;
 	bool stopping;
-	unsigned int restarts;
+	unsigned int restarts; /* by the operator (restart) */
+	unsigned int crashes; /* worker deaths */
+	unsigned int generation; /* of the current worker */
+	unsigned int recoveries; /* successors started after a death */
+	time_t deaths[RF_CRASH_LIMIT]; /* when the last deaths were, a ring */
+	struct event *respawn_ev;
 };
 
 struct rf_broker {
@@ -147,6 +156,13 @@ int rf_cgroup_setup_version(struct rf_tenant *t, int version);
 void rf_cgroup_set_root(const char *root);
 int rf_cgroup_child_join(const struct rf_cgroup *cg);
 void rf_cgroup_remove(struct rf_tenant *t);
+
+/* recovery.c: after a worker death, schedule a successor (returns true)
+ * or decline (false: crash loop, or the connection itself is gone); kick
+ * every queue once a successor is ready; cancel a pending respawn. */
+bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone);
+void rf_recovery_kick(struct rf_tenant *t);
+void rf_recovery_cancel(struct rf_tenant *t);
 
 /* control.c */
 int rf_control_open(struct rf_broker *b);

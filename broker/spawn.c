@@ -128,6 +128,8 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.init_flags_hi = (uint32_t)(t->conn.flags >> 32);
 	c.read_only = t->pol.read_only;
 	c.max_file_size = t->pol.max_file_size;
+	c.generation = t->generation;
+	c.adopt = t->generation > 0 && t->conn.transport == RF_XPORT_URING;
 	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
 	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));
 	if (r < 0)
@@ -289,6 +291,8 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		t->ready_seen = true;
 		t->state = RF_TENANT_RUNNING;
 		stop_start_timer(t);
+		if (t->generation > 0)
+			rf_recovery_kick(t);
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
 			 t->pol.plugin, t->pol.mountpoint,
 			 rf_transport_kind_name((int)rd.transport), rd.nqueues,
@@ -401,15 +405,16 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		rf_cgroup_remove(t);
 		return;
 	}
-	/*
-	 * Until crash recovery exists, a dead worker means a dead mount: abort
-	 * the connection so that every waiting client gets an error at once
-	 * instead of a hang, and detach the mount.
-	 */
-	log_warnx("%s: worker %s; aborting the connection and detaching %s", t->pol.name, how,
-		  t->pol.mountpoint);
+	t->crashes++;
+	log_warnx("%s: worker %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
+		  t->fail_reason);
 	if (!t->fail_reason[0])
 		snprintf(t->fail_reason, sizeof(t->fail_reason), "worker %s", how);
+	if (rf_recovery_plan(t, WIFEXITED(status) && WEXITSTATUS(status) == RF_EXIT_CONN_GONE))
+		return; /* a successor is on its way */
+	/* No recovery: abort the connection so that every waiting client
+	 * gets an error at once instead of a hang, and detach the mount. */
+	log_warnx("%s: aborting the connection and detaching %s", t->pol.name, t->pol.mountpoint);
 	t->state = RF_TENANT_FAILED;
 	rf_tenant_abort_conn(t);
 	rf_tenant_unmount(t);

@@ -47,6 +47,9 @@ int rf_tenant_start(struct rf_tenant *t)
 	t->state = RF_TENANT_STARTING;
 	t->fail_reason[0] = '\0';
 	t->stopping = false;
+	t->generation = 0;
+	t->crashes = 0;
+	memset(t->deaths, 0, sizeof(t->deaths));
 	r = resolve_ids(t);
 	if (r < 0)
 		goto fail;
@@ -80,6 +83,7 @@ fail:
 
 void rf_tenant_stop(struct rf_tenant *t)
 {
+	rf_recovery_cancel(t);
 	rf_worker_stop(t);
 	rf_tenant_unmount(t);
 	rf_pool_destroy(t);

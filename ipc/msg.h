@@ -38,6 +38,10 @@ enum rf_msg_type {
 	RF_MSG_TYPE_MAX = 9,
 };
 
+/* A worker that exits with this found its FUSE connection ended: there is
+ * nothing to recover. */
+#define RF_EXIT_CONN_GONE 3
+
 struct rf_msg_hello {
 	uint32_t version;
 	uint32_t pid;
@@ -62,8 +66,10 @@ struct rf_msg_config {
 	uint32_t init_flags_lo; /* negotiated INIT flags */
 	uint32_t init_flags_hi;
 	uint32_t read_only;
-	uint32_t pad0;
+	uint32_t generation; /* 0 for the first worker of a mount */
 	uint64_t max_file_size; /* 0: unlimited */
+	uint32_t adopt; /* answer what the previous generation left fetched */
+	uint32_t pad1;
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

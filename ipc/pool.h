@@ -66,6 +66,27 @@ struct rf_queue_stats {
 	uint64_t latency_us_log2[RF_STATS_LAT_BUCKETS];
 };
 
+/*
+ * What each slot's entry is doing, kept where the next worker generation
+ * can read it after any crash. A slot is FETCHED from the moment a request
+ * arrives in it until the next request does: a successor that finds it
+ * FETCHED commits the id again; if the first commit had gone through, the
+ * kernel answers ENOENT and nothing is lost.
+ */
+enum rf_slot_state_kind {
+	RF_SLOT_NONE = 0, /* no request seen (or a fresh entry) */
+	RF_SLOT_FETCHED = 1, /* holds request commit_id, maybe answered */
+};
+
+struct rf_slot_state {
+	uint64_t commit_id;
+	uint64_t fetched_ns; /* CLOCK_MONOTONIC */
+	uint32_t state;
+	uint32_t opcode;
+	uint32_t generation; /* of the worker that fetched it */
+	uint32_t pad;
+};
+
 struct rf_pool_ctl {
 	uint64_t magic;
 	uint32_t version;
@@ -78,8 +99,9 @@ struct rf_pool_ctl {
 	uint64_t total_size;
 	uint32_t transport; /* enum rf_transport_kind, set by the broker */
 	uint32_t pad0;
-	uint64_t pad[9];
-	struct rf_queue_stats q[]; /* nqueues */
+	uint64_t adopted; /* requests successors answered for dead workers */
+	uint64_t pad[8];
+	struct rf_queue_stats q[]; /* nqueues, then nslots struct rf_slot_state */
 };
 
 _Static_assert(sizeof(struct rf_queue_stats) % 64 == 0, "stats are whole cache lines");
@@ -116,7 +138,8 @@ static inline int rf_pool_geom_init(struct rf_pool_geom *g, uint32_t nqueues, ui
 	g->payload_size = payload_size;
 	g->slot_size = RF_SLOT_HDR_SIZE + payload_size;
 	ctl = rf_round_up(sizeof(struct rf_pool_ctl) +
-				  (uint64_t)nqueues * sizeof(struct rf_queue_stats),
+				  (uint64_t)nqueues * sizeof(struct rf_queue_stats) +
+				  (uint64_t)(nqueues * depth + 1) * sizeof(struct rf_slot_state),
 			  RF_PAGE_SIZE);
 	total = ctl + (uint64_t)g->nslots * g->slot_size;
 	if (total > RF_POOL_STRIDE / 2)
@@ -135,6 +158,11 @@ static inline uint64_t rf_pool_slot_offset(const struct rf_pool_geom *g, uint32_
 static inline uint32_t rf_pool_slot_index(const struct rf_pool_geom *g, uint32_t qid, uint32_t ent)
 {
 	return qid * g->depth + ent;
+}
+
+static inline struct rf_slot_state *rf_pool_slot_state(struct rf_pool_ctl *ctl, uint32_t slot)
+{
+	return (struct rf_slot_state *)&ctl->q[ctl->nqueues] + slot;
 }
 
 #endif /* RINGFENCE_POOL_H */

@@ -46,6 +46,31 @@ static const char *take_str(struct rf_req *req, uint32_t *pos)
 	return s;
 }
 
+/* A file handle from the kernel to the plugin's; one of a dead generation
+ * is answered here (EIO, or success for a release) and never reaches the
+ * plugin. Returns false when it answered. */
+static bool fh_in(struct rf_req *req, uint64_t kfh, uint64_t *fh)
+{
+	if ((kfh & ~RF_ID_MASK) == req->q->w->tag) {
+		*fh = kfh & RF_ID_MASK;
+		return true;
+	}
+	if (req->in.opcode == FUSE_RELEASE || req->in.opcode == FUSE_RELEASEDIR)
+		rf_reply_ok(req);
+	else
+		rf_reply_err(req, EIO);
+	return false;
+}
+
+/* Another node id in the arguments (link, rename). */
+static bool node_in(struct rf_req *req, uint64_t kid, uint64_t *id)
+{
+	if (rf_id_in(req->q->w, kid, id) == 0)
+		return true;
+	rf_reply_err(req, ESTALE);
+	return false;
+}
+
 #define ARG0(type) ((const struct type *)req->arg0)
 #define NEED(p, op)                                \
 	do {                                       \
@@ -73,9 +98,12 @@ static void op_lookup(struct rf_req *req, const struct rf_plugin *p)
 static void op_getattr(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_getattr_in *g = ARG0(fuse_getattr_in);
+	uint64_t fh = RF_NO_FH;
 
 	NEED(p, getattr);
-	p->getattr(req, req->in.nodeid, (g->getattr_flags & FUSE_GETATTR_FH) ? g->fh : RF_NO_FH);
+	if ((g->getattr_flags & FUSE_GETATTR_FH) && !fh_in(req, g->fh, &fh))
+		return;
+	p->getattr(req, req->in.nodeid, fh);
 }
 
 static void op_setattr(struct rf_req *req, const struct rf_plugin *p)
@@ -97,7 +125,9 @@ static void op_setattr(struct rf_req *req, const struct rf_plugin *p)
 	sa.mtime.tv_nsec = s->mtimensec;
 	sa.ctime.tv_sec = (time_t)s->ctime;
 	sa.ctime.tv_nsec = s->ctimensec;
-	sa.fh = (s->valid & FATTR_FH) ? s->fh : RF_NO_FH;
+	sa.fh = RF_NO_FH;
+	if ((s->valid & FATTR_FH) && !fh_in(req, s->fh, &sa.fh))
+		return;
 	if ((s->valid & FATTR_SIZE) && (int64_t)s->size < 0) {
 		rf_reply_err(req, EINVAL);
 		return;
@@ -173,6 +203,8 @@ static void op_rename(struct rf_req *req, const struct rf_plugin *p)
 	} else {
 		newdir = ARG0(fuse_rename_in)->newdir;
 	}
+	if (!node_in(req, newdir, &newdir))
+		return;
 	NAME_OR_EINVAL(name, pos);
 	NAME_OR_EINVAL(newname, pos);
 	p->rename(req, req->in.nodeid, name, newdir, newname, flags);
@@ -182,9 +214,13 @@ static void op_link(struct rf_req *req, const struct rf_plugin *p)
 {
 	uint32_t pos = 0;
 
+	uint64_t old;
+
 	NEED(p, link);
+	if (!node_in(req, ARG0(fuse_link_in)->oldnodeid, &old))
+		return;
 	NAME_OR_EINVAL(newname, pos);
-	p->link(req, ARG0(fuse_link_in)->oldnodeid, req->in.nodeid, newname);
+	p->link(req, old, req->in.nodeid, newname);
 }
 
 static void op_open(struct rf_req *req, const struct rf_plugin *p)
@@ -196,25 +232,31 @@ static void op_open(struct rf_req *req, const struct rf_plugin *p)
 static void op_read(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_read_in *r = ARG0(fuse_read_in);
+	uint64_t fh;
 
 	NEED(p, read);
 	if (r->size > req->payload_cap || (int64_t)r->offset < 0) {
 		rf_reply_err(req, EINVAL);
 		return;
 	}
-	p->read(req, req->in.nodeid, r->fh, (off_t)r->offset, r->size);
+	if (!fh_in(req, r->fh, &fh))
+		return;
+	p->read(req, req->in.nodeid, fh, (off_t)r->offset, r->size);
 }
 
 static void op_write(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_write_in *w = ARG0(fuse_write_in);
+	uint64_t fh;
 
 	NEED(p, write);
 	if (w->size != req->rest_len || (int64_t)w->offset < 0) {
 		rf_reply_err(req, EINVAL);
 		return;
 	}
-	p->write(req, req->in.nodeid, w->fh, (off_t)w->offset, req->rest, w->size);
+	if (!fh_in(req, w->fh, &fh))
+		return;
+	p->write(req, req->in.nodeid, fh, (off_t)w->offset, req->rest, w->size);
 }
 
 static void op_statfs(struct rf_req *req, const struct rf_plugin *p)
@@ -226,34 +268,40 @@ static void op_statfs(struct rf_req *req, const struct rf_plugin *p)
 static void op_release(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_release_in *r = ARG0(fuse_release_in);
+	uint64_t fh;
 
+	if (!fh_in(req, r->fh, &fh))
+		return;
 	if (req->in.opcode == FUSE_RELEASEDIR) {
 		if (!p->releasedir) {
 			rf_reply_ok(req);
 			return;
 		}
-		p->releasedir(req, req->in.nodeid, r->fh);
+		p->releasedir(req, req->in.nodeid, fh);
 		return;
 	}
 	if (!p->release) {
 		rf_reply_ok(req);
 		return;
 	}
-	p->release(req, req->in.nodeid, r->fh, (int)r->flags);
+	p->release(req, req->in.nodeid, fh, (int)r->flags);
 }
 
 static void op_fsync(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_fsync_in *f = ARG0(fuse_fsync_in);
 	int datasync = (f->fsync_flags & FUSE_FSYNC_FDATASYNC) != 0;
+	uint64_t fh;
 
+	if (!fh_in(req, f->fh, &fh))
+		return;
 	if (req->in.opcode == FUSE_FSYNCDIR) {
 		NEED(p, fsyncdir);
-		p->fsyncdir(req, req->in.nodeid, f->fh, datasync);
+		p->fsyncdir(req, req->in.nodeid, fh, datasync);
 		return;
 	}
 	NEED(p, fsync);
-	p->fsync(req, req->in.nodeid, f->fh, datasync);
+	p->fsync(req, req->in.nodeid, fh, datasync);
 }
 
 static void op_setxattr(struct rf_req *req, const struct rf_plugin *p)
@@ -296,11 +344,15 @@ static void op_removexattr(struct rf_req *req, const struct rf_plugin *p)
 
 static void op_flush(struct rf_req *req, const struct rf_plugin *p)
 {
+	uint64_t fh;
+
+	if (!fh_in(req, ARG0(fuse_flush_in)->fh, &fh))
+		return;
 	if (!p->flush) {
 		rf_reply_ok(req);
 		return;
 	}
-	p->flush(req, req->in.nodeid, ARG0(fuse_flush_in)->fh);
+	p->flush(req, req->in.nodeid, fh);
 }
 
 static void op_opendir(struct rf_req *req, const struct rf_plugin *p)
@@ -315,19 +367,22 @@ static void op_opendir(struct rf_req *req, const struct rf_plugin *p)
 static void op_readdir(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_read_in *r = ARG0(fuse_read_in);
+	uint64_t fh;
 
 	if ((int64_t)r->offset < 0) {
 		rf_reply_err(req, EINVAL);
 		return;
 	}
+	if (!fh_in(req, r->fh, &fh))
+		return;
 	if (req->in.opcode == FUSE_READDIRPLUS && p->readdirplus) {
-		p->readdirplus(req, req->in.nodeid, r->fh, (off_t)r->offset, r->size);
+		p->readdirplus(req, req->in.nodeid, fh, (off_t)r->offset, r->size);
 		return;
 	}
 	/* READDIRPLUS without the op: readdir's entries, sent as direntplus
 	 * records without attributes */
 	NEED(p, readdir);
-	p->readdir(req, req->in.nodeid, r->fh, (off_t)r->offset, r->size);
+	p->readdir(req, req->in.nodeid, fh, (off_t)r->offset, r->size);
 }
 
 static void op_access(struct rf_req *req, const struct rf_plugin *p)
@@ -350,21 +405,27 @@ static void op_create(struct rf_req *req, const struct rf_plugin *p)
 static void op_fallocate(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_fallocate_in *f = ARG0(fuse_fallocate_in);
+	uint64_t fh;
 
 	NEED(p, fallocate);
+	if (!fh_in(req, f->fh, &fh))
+		return;
 	if ((int64_t)f->offset < 0 || (int64_t)f->length <= 0) {
 		rf_reply_err(req, EINVAL);
 		return;
 	}
-	p->fallocate(req, req->in.nodeid, f->fh, (int)f->mode, (off_t)f->offset, (off_t)f->length);
+	p->fallocate(req, req->in.nodeid, fh, (int)f->mode, (off_t)f->offset, (off_t)f->length);
 }
 
 static void op_lseek(struct rf_req *req, const struct rf_plugin *p)
 {
 	const struct fuse_lseek_in *l = ARG0(fuse_lseek_in);
+	uint64_t fh;
 
 	NEED(p, lseek);
-	p->lseek(req, req->in.nodeid, l->fh, (off_t)l->offset, (int)l->whence);
+	if (!fh_in(req, l->fh, &fh))
+		return;
+	p->lseek(req, req->in.nodeid, fh, (off_t)l->offset, (int)l->whence);
 }
 
 static const struct op_def ops[FUSE_OPCODE_MAX] = {
@@ -451,6 +512,15 @@ void rf_dispatch(struct rf_req *req)
 		rf_reply_err(req, ENOSYS);
 		return;
 	}
+	if (rf_id_in(req->q->w, req->in.nodeid, &req->in.nodeid) < 0) {
+		/* a node of a dead generation: the kernel looks the path up
+		 * again (from the root, whose id never changes) */
+		if (op == FUSE_RELEASE || op == FUSE_RELEASEDIR || op == FUSE_FLUSH)
+			rf_reply_ok(req);
+		else
+			rf_reply_err(req, ESTALE);
+		return;
+	}
 	ops[op].fn(req, p);
 }
 
@@ -458,6 +528,7 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 			 const char *args, uint32_t args_len)
 {
 	const struct rf_plugin *p = w->plugin;
+	uint64_t id;
 
 	switch (in->opcode) {
 	case FUSE_FORGET: {
@@ -467,8 +538,8 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 			return true;
 		memcpy(&f, args, sizeof(f));
 		q->stats->forgets++;
-		if (p->forget)
-			p->forget(w->userdata, in->nodeid, f.nlookup);
+		if (p->forget && rf_id_in(w, in->nodeid, &id) == 0)
+			p->forget(w->userdata, id, f.nlookup);
 		return true;
 	}
 	case FUSE_BATCH_FORGET: {
@@ -486,8 +557,8 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 
 			memcpy(&one, args + sizeof(b) + i * sizeof(one), sizeof(one));
 			q->stats->forgets++;
-			if (p->forget)
-				p->forget(w->userdata, one.nodeid, one.nlookup);
+			if (p->forget && rf_id_in(w, one.nodeid, &id) == 0)
+				p->forget(w->userdata, id, one.nlookup);
 		}
 		return true;
 	}

@@ -153,6 +153,7 @@ static void setup_queues(void)
 			req->payload = req->hdr + RF_SLOT_HDR_SIZE;
 			req->payload_cap = W.geom.payload_size;
 			req->fd = -1;
+			req->ss = rf_pool_slot_state(W.ctl, slot);
 		}
 	}
 }
@@ -238,6 +239,7 @@ int main(int argc, char **argv)
 	if (rf_msg_send(W.ipc_fd, RF_MSG_HELLO, 0, &hello, sizeof(hello), NULL, 0) < 0)
 		fatal("send HELLO");
 	recv_config();
+	W.tag = rf_gen_tag(W.cfg.generation);
 	for (q = 0; q < W.nqueues; q++)
 		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
 	setup_queues();

@@ -74,6 +74,28 @@ static void post_register(struct rf_req *req)
 	req->state = RQ_WAIT;
 }
 
+/* Answer EIO, on our own ring, to the request a dead predecessor fetched
+ * into this slot. The kernel finds it by id; the entry is ours from then on
+ * and fetches its next request into the same slot. */
+static void post_adoption(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct fuse_uring_req_header *h = (void *)req->hdr;
+	struct fuse_out_header oh = { .len = sizeof(oh),
+				      .error = -EIO,
+				      .unique = req->ss->commit_id };
+	struct io_uring_sqe *sqe = get_sqe(q);
+
+	memcpy(h->in_out, &oh, sizeof(oh));
+	h->ring_ent_in_out.payload_sz = 0;
+	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
+			 req->ss->commit_id);
+	set_data(sqe, req, TAG_CMD);
+	req->in.unique = req->ss->commit_id;
+	req->adopting = true;
+	req->state = RQ_WAIT;
+}
+
 static void post_classic_read(struct rf_req *req)
 {
 	struct io_uring_sqe *sqe = get_sqe(req->q);
@@ -295,6 +317,12 @@ static void uring_fetched(struct rf_req *req)
 
 	memcpy(&req->in, h->in_out, sizeof(req->in));
 	memcpy(&eio, &h->ring_ent_in_out, sizeof(eio));
+	/* what a successor needs if this worker dies before answering */
+	req->ss->commit_id = req->in.unique;
+	req->ss->opcode = req->in.opcode;
+	req->ss->generation = req->q->w->cfg.generation;
+	req->ss->fetched_ns = rf_now_ns();
+	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
 	req->q->stats->requests++;
 	req->q->stats->uring_requests++;
 	req->arg0 = h->op_in;
@@ -385,6 +413,25 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 			post_wake_read(q);
 		return;
 	case TAG_CMD:
+		if (req->adopting) {
+			req->adopting = false;
+			if (res == 0) {
+				__atomic_fetch_add(&q->w->ctl->adopted, 1, __ATOMIC_RELAXED);
+				log_info("queue %u: answered request %llu (%s) of a dead worker "
+					 "with "
+					 "EIO",
+					 q->qid, (unsigned long long)req->in.unique,
+					 rf_op_name(req->ss->opcode));
+				uring_fetched(req);
+				return;
+			}
+			if (res == -ENOENT) {
+				/* it had been answered after all: a fresh entry */
+				__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
+				post_register(req);
+				return;
+			}
+		}
 		if (res == 0) {
 			uring_fetched(req);
 			return;
@@ -479,6 +526,9 @@ static void *queue_main(void *arg)
 
 		if (req->classic)
 			post_classic_read(req);
+		else if (w->cfg.adopt &&
+			 __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_FETCHED)
+			post_adoption(req);
 		else
 			post_register(req);
 	}
@@ -512,7 +562,7 @@ static void *queue_main(void *arg)
 		 * once (e.g. after the kernel's request_timeout aborted it) */
 		if (atomic_fetch_sub(&w->queues_alive, 1) == 1) {
 			log_warnx("every queue has ended: the FUSE connection was aborted");
-			exit(3);
+			exit(RF_EXIT_CONN_GONE);
 		}
 	}
 	return NULL;

@@ -52,6 +52,16 @@ static bool claim(struct rf_req *req, const char *what)
 	return true;
 }
 
+/* A plugin id or handle of 2^48 or more cannot carry a generation. */
+static void bad_id(struct rf_req *req, uint64_t id)
+{
+	log_warnx("plugin answered with id 0x%llx, above 2^%d; EIO", (unsigned long long)id,
+		  RF_ID_BITS);
+	req->error = EIO;
+	req->reply_len = 0;
+	rf_req_finish(req);
+}
+
 static void finish_body(struct rf_req *req, const void *body, size_t len)
 {
 	if (len > req->payload_cap) {
@@ -122,10 +132,10 @@ static void split_timeout(double t, uint64_t *sec, uint32_t *nsec)
 	*nsec = (uint32_t)((t - (double)*sec) * 1e9);
 }
 
-static void fill_entry(struct fuse_entry_out *o, const struct rf_entry *e)
+static void fill_entry(const struct rf_req *req, struct fuse_entry_out *o, const struct rf_entry *e)
 {
 	memset(o, 0, sizeof(*o));
-	o->nodeid = e->ino;
+	o->nodeid = rf_id_out(req->q->w, e->ino);
 	o->generation = e->generation;
 	split_timeout(e->entry_timeout, &o->entry_valid, &o->entry_valid_nsec);
 	split_timeout(e->attr_timeout, &o->attr_valid, &o->attr_valid_nsec);
@@ -138,7 +148,11 @@ void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
 
 	if (!claim(req, "entry"))
 		return;
-	fill_entry(&o, e);
+	if (e->ino && !rf_id_out(req->q->w, e->ino)) {
+		bad_id(req, e->ino);
+		return;
+	}
+	fill_entry(req, &o, e);
 	finish_body(req, &o, sizeof(o));
 }
 
@@ -151,9 +165,13 @@ void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh, 
 
 	if (!claim(req, "create"))
 		return;
-	fill_entry(&out.e, e);
+	if ((e->ino && !rf_id_out(req->q->w, e->ino)) || fh > RF_ID_MASK) {
+		bad_id(req, e->ino > RF_ID_MASK ? e->ino : fh);
+		return;
+	}
+	fill_entry(req, &out.e, e);
 	memset(&out.o, 0, sizeof(out.o));
-	out.o.fh = fh;
+	out.o.fh = req->q->w->tag | fh;
 	out.o.open_flags = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
 	finish_body(req, &out, sizeof(out));
 }
@@ -176,8 +194,12 @@ void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags)
 
 	if (!claim(req, "open"))
 		return;
+	if (fh > RF_ID_MASK) {
+		bad_id(req, fh);
+		return;
+	}
 	memset(&o, 0, sizeof(o));
-	o.fh = fh;
+	o.fh = req->q->w->tag | fh;
 	o.open_flags = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
 	finish_body(req, &o, sizeof(o));
 }
@@ -323,7 +345,7 @@ static int dirbuf_add(struct rf_req *req, const char *name, const struct stat *s
 		struct fuse_entry_out eo;
 
 		if (e)
-			fill_entry(&eo, e);
+			fill_entry(req, &eo, e);
 		else
 			memset(&eo, 0, sizeof(eo));
 		memcpy(at, &eo, sizeof(eo));
@@ -347,6 +369,8 @@ int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, o
 int rf_dirbuf_add_plus(struct rf_req *req, const char *name, const struct rf_entry *e,
 		       off_t next_off)
 {
+	if (e->ino > RF_ID_MASK)
+		return -1;
 	return dirbuf_add(req, name, &e->attr, e->ino ? e : NULL, next_off);
 }
 

@@ -39,6 +39,8 @@ struct rf_req {
 	uint32_t idx; /* entry index in its queue; depth for the reader */
 	uint32_t slot; /* pool slot */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
+	bool adopting; /* committing for a dead predecessor */
+	struct rf_slot_state *ss; /* this slot's record in the pool */
 	enum rf_req_state state;
 	char *hdr; /* slot header area */
 	char *payload;
@@ -86,8 +88,19 @@ struct rf_queue {
 	uint32_t live; /* entries still known to the kernel */
 };
 
+/*
+ * Node ids and file handles as the kernel sees them carry the worker's
+ * generation in their top 16 bits, so that after a crash the successor can
+ * tell ids of a dead plugin instance (ESTALE, EIO) from its own. The root
+ * (1) and "no node" (0) are the same in every generation; plugin ids must
+ * stay below 2^48 (pointers and small numbers do).
+ */
+#define RF_ID_BITS 48
+#define RF_ID_MASK ((1ULL << RF_ID_BITS) - 1)
+
 struct rf_worker {
 	struct rf_msg_config cfg;
+	uint64_t tag; /* this generation's top bits */
 	struct rf_pool_geom geom;
 	void *pool;
 	struct rf_pool_ctl *ctl;
@@ -124,6 +137,32 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 
 /* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call) */
 uint64_t rf_now_ns(void);
+
+/* Plugin id to kernel id; 0 for an id that cannot be tagged. */
+static inline uint64_t rf_id_out(const struct rf_worker *w, uint64_t id)
+{
+	if (id == 0 || id == RF_ROOT_ID)
+		return id;
+	return id > RF_ID_MASK ? 0 : (w->tag | id);
+}
+
+/* Kernel id to plugin id; -1 for one of another generation. */
+static inline int rf_id_in(const struct rf_worker *w, uint64_t kid, uint64_t *id)
+{
+	if (kid == RF_ROOT_ID) {
+		*id = kid;
+		return 0;
+	}
+	if ((kid & ~RF_ID_MASK) != w->tag)
+		return -1;
+	*id = kid & RF_ID_MASK;
+	return 0;
+}
+
+static inline uint64_t rf_gen_tag(uint32_t generation)
+{
+	return (uint64_t)(generation % 65535 + 1) << RF_ID_BITS;
+}
 
 /* reply.c */
 void rf_req_reset(struct rf_req *req);

@@ -83,8 +83,9 @@ fatal() { # NAME SYSCALL|- MESSAGE [race]
 	ECONNABORTED | ENOTCONN | EIO) ;;
 	*) [ -n "$race" ] || rf_fail "attack $name: client saw $got" ;;
 	esac
-	for i in $(seq 50); do [ "$(rf_field h state)" = failed ] && break; sleep 0.1; done
-	[ "$(rf_field h state)" = failed ] || rf_fail "attack $name: worker survived"
+	for i in $(seq 50); do [ "$(rf_field h crashes)" = 1 ] && break; sleep 0.1; done
+	[ "$(rf_field h crashes)" = 1 ] || rf_fail "attack $name: worker survived"
+	rf_wait_state h running # and a new one took its place
 	if [ "$sc" != - ]; then
 		grep -q "h: plugin $HOSTILE: seccomp: $sc(" "$T/broker.log" ||
 			rf_fail "attack $name: no '$sc' in the log"

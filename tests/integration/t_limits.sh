@@ -45,14 +45,17 @@ fio_pid=$!
 sleep 1
 dd if=/dev/zero of="$T/mem.mnt/bomb" bs=1M count=300 status=none 2>/dev/null &&
 	rf_fail "300 MiB fitted under memory_max = 48M"
-for _ in $(seq 50); do [ "$(rf_field mem state)" = failed ] && break; sleep 0.1; done
-[ "$(rf_field mem state)" = failed ] || rf_fail "the bomb's worker survived"
-rf_status mem | grep -q "reason=worker was killed by signal 9" || rf_fail "reason: $(rf_status mem)"
+for _ in $(seq 50); do [ "$(rf_field mem crashes)" = 1 ] && break; sleep 0.1; done
+[ "$(rf_field mem crashes)" = 1 ] || rf_fail "the bomb's worker survived"
+grep -q "mem: worker was killed by signal 9" "$T/broker.log" || rf_fail "no kill in the log"
+rf_wait_state mem running # replaced, inside the same groups
+W=$(rf_worker mem)
+grep -q "ringfence/mem" "/proc/$W/cgroup" || rf_fail "the new worker is outside its groups"
 wait "$fio_pid" || { sed 's/^/    /' "$T/fio.out"; rf_fail "the other tenant's fio failed"; }
 rf_log "bomb stopped by its limit; the other tenant's verified fio ran to the end"
 [ "$(rf_field pt state)" = running ] || rf_fail "the other tenant stopped"
-for g in "${GROUPS_MADE[@]}"; do [ -d "$g" ] && rf_fail "$g outlived its worker"; done
 rf_stop
+for g in "${GROUPS_MADE[@]}"; do [ -d "$g" ] && rf_fail "$g outlived its tenant"; done
 for c in memory pids cpu; do
 	[ -d "/sys/fs/cgroup/$c/ringfence/pt" ] && rf_fail "cgroup of pt left behind"
 done

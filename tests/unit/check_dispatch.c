@@ -12,6 +12,7 @@
 #include "worker.h"
 
 static struct rf_worker w;
+#define TAG (1ULL << 48) /* generation 0 */
 static struct rf_queue q;
 static struct rf_queue_stats stats;
 static struct rf_req req;
@@ -131,6 +132,7 @@ static void setup(void)
 	memset(slot, 0, sizeof(slot));
 	finished = 0;
 	w.plugin = &plugin;
+	w.tag = rf_gen_tag(0);
 	w.nqueues = 1;
 	w.queues = &q;
 	q.w = &w;
@@ -172,7 +174,7 @@ START_TEST(test_lookup_and_entry_reply)
 	ck_assert_int_eq(finished, 1); /* the second reply was ignored */
 	ck_assert_int_eq(req.error, 0);
 	ck_assert_uint_eq(req.reply_len, sizeof(struct fuse_entry_out));
-	ck_assert_uint_eq(o->nodeid, 42);
+	ck_assert_uint_eq(o->nodeid, TAG | 42); /* tagged with the generation */
 	ck_assert_uint_eq(o->attr.size, 7);
 	ck_assert_uint_eq(o->attr.mode, S_IFREG | 0644);
 	ck_assert_uint_eq(o->attr_valid, 1);
@@ -218,7 +220,7 @@ END_TEST
 
 START_TEST(test_rename2)
 {
-	struct fuse_rename2_in ri = { .newdir = 7, .flags = 1 };
+	struct fuse_rename2_in ri = { .newdir = TAG | 7, .flags = 1 };
 
 	make(FUSE_RENAME2, &ri, sizeof(ri), "old\0new", 8);
 	rf_dispatch(&req);
@@ -240,7 +242,7 @@ END_TEST
 
 START_TEST(test_read_bounds_and_fd_reply)
 {
-	struct fuse_read_in ri = { .fh = 3, .offset = 4096, .size = 8192 };
+	struct fuse_read_in ri = { .fh = TAG | 3, .offset = 4096, .size = 8192 };
 
 	make(FUSE_READ, &ri, sizeof(ri), "", 0);
 	rf_dispatch(&req);
@@ -268,7 +270,7 @@ END_TEST
 
 START_TEST(test_write_size_must_match)
 {
-	struct fuse_write_in wi = { .size = 5 };
+	struct fuse_write_in wi = { .fh = TAG, .size = 5 };
 	const struct fuse_write_out *o = (const void *)req.payload;
 
 	make(FUSE_WRITE, &wi, sizeof(wi), "hello", 5);
@@ -289,7 +291,7 @@ END_TEST
 
 START_TEST(test_readdir_respects_size)
 {
-	struct fuse_read_in ri = { .size = 100 };
+	struct fuse_read_in ri = { .fh = TAG, .size = 100 };
 	const struct fuse_dirent *d = (const void *)req.payload;
 
 	make(FUSE_READDIR, &ri, sizeof(ri), "", 0);
@@ -307,7 +309,7 @@ END_TEST
 
 START_TEST(test_readdirplus_emulated)
 {
-	struct fuse_read_in ri = { .size = 400 };
+	struct fuse_read_in ri = { .fh = TAG, .size = 400 };
 	const struct fuse_direntplus *d = (const void *)req.payload;
 
 	make(FUSE_READDIRPLUS, &ri, sizeof(ri), "", 0);
@@ -335,7 +337,7 @@ START_TEST(test_dirbuf_plus_entry)
 	e.attr.st_mode = S_IFREG | 0600;
 	e.attr.st_size = 12;
 	ck_assert_int_eq(rf_dirbuf_add_plus(&req, "f", &e, 1), 0);
-	ck_assert_uint_eq(d->entry_out.nodeid, 77);
+	ck_assert_uint_eq(d->entry_out.nodeid, TAG | 77);
 	ck_assert_uint_eq(d->entry_out.attr.size, 12);
 	ck_assert_uint_eq(d->entry_out.attr_valid, 3);
 	ck_assert_uint_eq(d->dirent.ino, 5);
@@ -373,11 +375,11 @@ END_TEST
 
 START_TEST(test_forgets)
 {
-	struct fuse_in_header in = { .opcode = FUSE_FORGET, .nodeid = 10 };
+	struct fuse_in_header in = { .opcode = FUSE_FORGET, .nodeid = TAG | 10 };
 	struct fuse_forget_in f = { .nlookup = 3 };
 	char batch[sizeof(struct fuse_batch_forget_in) + 2 * sizeof(struct fuse_forget_one)];
 	struct fuse_batch_forget_in b = { .count = 1000 }; /* lies: only two follow */
-	struct fuse_forget_one one[2] = { { 1, 1 }, { 2, 2 } };
+	struct fuse_forget_one one[2] = { { TAG | 1, 1 }, { 1 /* root */, 2 } };
 
 	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&f, sizeof(f)));
 	ck_assert_int_eq(seen.calls, 1);
@@ -388,10 +390,54 @@ START_TEST(test_forgets)
 	in.opcode = FUSE_BATCH_FORGET;
 	ck_assert(rf_dispatch_noreply(&w, &q, &in, batch, sizeof(batch)));
 	ck_assert_int_eq(seen.calls, 3);
-	ck_assert_uint_eq(seen.a, 13);
+	ck_assert_uint_eq(seen.a, 12); /* 10, then 1 and the root (1) */
 	ck_assert_uint_eq(seen.b, 6);
 	in.opcode = FUSE_LOOKUP;
 	ck_assert(!rf_dispatch_noreply(&w, &q, &in, "", 0));
+}
+END_TEST
+
+START_TEST(test_dead_generation_ids)
+{
+	struct fuse_read_in ri = { .fh = (2ULL << 48) | 3, .size = 10 };
+	struct fuse_release_in rel = { .fh = (2ULL << 48) | 3 };
+	struct fuse_in_header in = { .opcode = FUSE_FORGET, .nodeid = (2ULL << 48) | 10 };
+	struct fuse_forget_in f = { .nlookup = 3 };
+
+	/* a node id of generation 1 reaches a generation-0 worker: ESTALE */
+	make(FUSE_LOOKUP, "", 0, "x", 2);
+	req.in.nodeid = (2ULL << 48) | 5;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 0);
+	ck_assert_int_eq(req.error, ESTALE);
+	/* a file handle of another generation: EIO, and the plugin never sees it */
+	make(FUSE_READ, &ri, sizeof(ri), "", 0);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 0);
+	ck_assert_int_eq(req.error, EIO);
+	/* releasing it is fine: there is nothing left to release */
+	make(FUSE_RELEASE, &rel, sizeof(rel), "", 0);
+	req.state = RQ_IDLE;
+	rf_dispatch(&req);
+	ck_assert_int_eq(req.error, 0);
+	/* and its forgets are dropped */
+	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&f, sizeof(f)));
+	ck_assert_int_eq(seen.calls, 0);
+}
+END_TEST
+
+START_TEST(test_id_too_big_for_a_tag)
+{
+	struct rf_entry e = { .ino = 1ULL << 50 };
+
+	make(FUSE_LOOKUP, "", 0, "x", 2);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_entry(&req, &e);
+	ck_assert_int_eq(req.error, EIO);
+	ck_assert_uint_eq(rf_id_out(&w, 1), 1); /* the root is the root everywhere */
+	ck_assert_uint_eq(rf_id_out(&w, 0), 0);
 }
 END_TEST
 
@@ -425,6 +471,8 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_setxattr_sizes);
 	tcase_add_test(tc, test_forgets);
 	tcase_add_test(tc, test_interrupt_flags_request);
+	tcase_add_test(tc, test_dead_generation_ids);
+	tcase_add_test(tc, test_id_too_big_for_a_tag);
 	suite_add_tcase(s, tc);
 	return s;
 }

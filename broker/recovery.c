@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A dead worker is replaced, not mourned: the mount, the FUSE connection
+ * and the pool stay; a new generation of worker gets new rings, answers
+ * what its predecessor had fetched and not answered (EIO), registers fresh
+ * entries, and the broker then "kicks" every queue so that requests which
+ * queued while no worker existed are delivered (the kernel sends them only
+ * on the next COMMIT_AND_FETCH of their queue).
+ *
+ * Deaths back off exponentially; RF_CRASH_LIMIT deaths within
+ * RF_CRASH_WINDOW seconds end the tenant.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+
+static void respawn_cb(int fd, short what, void *arg)
+{
+	struct rf_tenant *t = arg;
+
+	(void)fd;
+	(void)what;
+	rf_recovery_cancel(t);
+	if (t->stopping)
+		return;
+	t->generation++;
+	t->recoveries++;
+	t->fail_reason[0] = '\0';
+	log_info("%s: starting worker generation %u", t->pol.name, t->generation);
+	if (rf_worker_spawn(t) < 0) {
+		log_warnx("%s: cannot start a successor; aborting the connection", t->pol.name);
+		t->state = RF_TENANT_FAILED;
+		rf_tenant_abort_conn(t);
+		rf_tenant_unmount(t);
+		rf_pool_destroy(t);
+		rf_cgroup_remove(t);
+		rf_broker_check_alive(t->b);
+	}
+}
+
+bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
+{
+	time_t now = time(NULL);
+	struct timeval tv;
+	unsigned int recent = 0, i;
+	long ms;
+
+	if (conn_gone) {
+		log_warnx("%s: the FUSE connection has ended; nothing to recover", t->pol.name);
+		return false;
+	}
+	t->deaths[(t->crashes - 1) % RF_CRASH_LIMIT] = now;
+	for (i = 0; i < RF_CRASH_LIMIT && i < t->crashes; i++)
+		if (now - t->deaths[i] < RF_CRASH_WINDOW)
+			recent++;
+	if (recent >= RF_CRASH_LIMIT) {
+		size_t n = strlen(t->fail_reason);
+
+		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n,
+			 "; %u deaths within %d s: not restarted again", recent, RF_CRASH_WINDOW);
+		log_warnx("%s: %s", t->pol.name, t->fail_reason);
+		return false;
+	}
+	/* 100 ms, 200 ms, 400 ms, ... for deaths close together */
+	ms = 100L << (recent > 1 ? recent - 1 : 0);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	t->state = RF_TENANT_STARTING;
+	t->respawn_ev = evtimer_new(t->b->base, respawn_cb, t);
+	if (!t->respawn_ev || evtimer_add(t->respawn_ev, &tv) < 0)
+		fatalx("evtimer_new");
+	log_warnx("%s: a new worker in %ld ms (death %u)", t->pol.name, ms, t->crashes);
+	return true;
+}
+
+void rf_recovery_cancel(struct rf_tenant *t)
+{
+	if (t->respawn_ev) {
+		event_free(t->respawn_ev);
+		t->respawn_ev = NULL;
+	}
+}
+
+void rf_recovery_kick(struct rf_tenant *t)
+{
+	uint32_t q;
+
+	for (q = 0; q < t->geom.nqueues; q++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			log_warn("%s: kick queue %u", t->pol.name, q);
+			continue;
+		}
+		if (pid == 0) {
+			/* a statfs from CPU q lands on queue q; its commit pulls
+			 * whatever queued there while no worker existed */
+			cpu_set_t set;
+			struct statfs sf;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			CPU_ZERO(&set);
+			CPU_SET(q, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+			statfs(t->pol.mountpoint, &sf);
+			_exit(0);
+		}
+	}
+}

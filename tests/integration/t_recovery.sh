@@ -1,0 +1,45 @@
+#!/bin/bash
+# A worker that dies holding a request: its successor answers that request
+# (EIO) on the io-uring path, where the kernel keeps it; on /dev/fuse the
+# kernel ends it itself. Five deaths in a minute fail the tenant, and
+# ringfencectl restart brings it back.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+rf_policy hg "$BUILD/tests/plugins/hang.so" ""
+rf_policy mem memfs "" # keeps the broker up when hg fails
+rf_start hg mem
+
+rf_log "a request the dead worker held ends in an error at once"
+W=$(rf_worker hg)
+( stat "$T/hg.mnt/stuck" >/dev/null 2>"$T/stuck.err"; echo $? >"$T/stuck.rc" ) &
+client=$!
+sleep 0.5
+kill -0 "$client" || rf_fail "the stuck request did not wait"
+kill -KILL "$W"
+for _ in $(seq 100); do kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$client" 2>/dev/null && { kill -KILL "$client"; rf_fail "the client still waits 10 s after the worker died"; }
+[ "$(cat "$T/stuck.rc")" != 0 ] || rf_fail "the stuck request succeeded"
+rf_wait_state hg running
+if [ "$TRANSPORT" = uring ]; then
+	grep -q "Input/output error" "$T/stuck.err" || rf_fail "client saw: $(cat "$T/stuck.err")"
+	[ "$(rf_field hg adopted)" = 1 ] || rf_fail "adopted = $(rf_field hg adopted)"
+	grep -q "answered request [0-9]* (LOOKUP) of a dead worker with EIO" "$T/broker.log" ||
+		rf_fail "no adoption in the log"
+fi
+rf_log "  the client saw: $(sed 's/.*: //' "$T/stuck.err")"
+stat "$T/hg.mnt" >/dev/null || rf_fail "the mount does not serve after recovery"
+
+rf_log "five deaths within a minute: failed; restart brings it back"
+for i in 2 3 4 5; do
+	rf_wait_state hg running
+	kill -KILL "$(rf_worker hg)"
+	sleep 0.2
+done
+rf_wait_state hg failed
+rf_status hg | grep -q "5 deaths within 60 s: not restarted again" || rf_fail "reason: $(rf_status hg)"
+rf_is_mounted "$T/hg.mnt" && rf_fail "a failed tenant is still mounted"
+"$CTL" -s "$T/ctl.sock" restart hg >/dev/null || rf_fail "restart"
+rf_wait_state hg running
+[ "$(rf_field hg crashes)" = 0 ] || rf_fail "restart kept the crash count"
+stat "$T/hg.mnt" >/dev/null || rf_fail "restarted tenant does not serve"
+rf_stop
