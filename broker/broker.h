@@ -77,6 +77,7 @@ struct rf_tenant {
 	unsigned int crashes; /* worker deaths */
 	unsigned int generation; /* of the current worker */
 	unsigned int recoveries; /* successors started after a death */
+	unsigned int watchdog_kills;
 	time_t deaths[RF_CRASH_LIMIT]; /* when the last deaths were, a ring */
 	struct event *respawn_ev;
 };
@@ -92,6 +93,7 @@ struct rf_broker {
 	char worker_path[PATH_MAX];
 	int ctl_fd;
 	struct event *ctl_ev;
+	struct event *watchdog_ev;
 	bool stopping;
 	int exit_status;
 };
@@ -163,6 +165,8 @@ void rf_cgroup_remove(struct rf_tenant *t);
 bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone);
 void rf_recovery_kick(struct rf_tenant *t);
 void rf_recovery_cancel(struct rf_tenant *t);
+/* Once a second: kill workers holding a request past request_timeout. */
+void rf_watchdog_start(struct rf_broker *b);
 
 /* control.c */
 int rf_control_open(struct rf_broker *b);

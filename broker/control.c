@@ -195,7 +195,7 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
 		    "mountpoint=%s plugin=%s uptime=%lld restarts=%u crashes=%u generation=%u "
-		    "adopted=%llu requests=%llu "
+		    "adopted=%llu watchdog_kills=%u requests=%llu "
 		    "uring_requests=%llu classic_requests=%llu errors=%llu read_fixed_ops=%llu "
 		    "read_fixed_bytes=%llu write_fixed_ops=%llu write_fixed_bytes=%llu "
 		    "bytes_read=%llu bytes_written=%llu forgets=%llu interrupts=%llu p50_us=%llu "
@@ -205,14 +205,14 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, up,
 		    t->restarts, t->crashes, t->generation,
 		    (unsigned long long)(t->pool ? ((struct rf_pool_ctl *)t->pool)->adopted : 0),
-		    (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
-		    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
-		    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
-		    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,
-		    (unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written,
-		    (unsigned long long)s.forgets, (unsigned long long)s.interrupts,
-		    percentile_us(&s, 0.5), percentile_us(&s, 0.99),
-		    (unsigned long long)(s.latency_max_ns / 1000),
+		    t->watchdog_kills, (unsigned long long)s.requests,
+		    (unsigned long long)s.uring_requests, (unsigned long long)s.classic_requests,
+		    (unsigned long long)s.errors, (unsigned long long)s.read_fixed_ops,
+		    (unsigned long long)s.read_fixed_bytes, (unsigned long long)s.write_fixed_ops,
+		    (unsigned long long)s.write_fixed_bytes, (unsigned long long)s.bytes_read,
+		    (unsigned long long)s.bytes_written, (unsigned long long)s.forgets,
+		    (unsigned long long)s.interrupts, percentile_us(&s, 0.5),
+		    percentile_us(&s, 0.99), (unsigned long long)(s.latency_max_ns / 1000),
 		    t->cg.mechanism[0] ? t->cg.mechanism : "rlimits",
 		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
@@ -229,14 +229,14 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.plugin);
 	put(o,
 	    ",\"uptime\":%lld,\"restarts\":%u,\"crashes\":%u,\"generation\":%u,"
-	    "\"adopted\":%llu,\"requests\":%llu,\"uring_requests\":%llu,"
+	    "\"adopted\":%llu,\"watchdog_kills\":%u,\"requests\":%llu,\"uring_requests\":%llu,"
 	    "\"classic_requests\":%llu,\"errors\":%llu,\"read_fixed_ops\":%llu,"
 	    "\"read_fixed_bytes\":%llu,\"write_fixed_ops\":%llu,\"write_fixed_bytes\":%llu,"
 	    "\"bytes_read\":%llu,\"bytes_written\":%llu,\"forgets\":%llu,\"interrupts\":%llu,"
 	    "\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":",
 	    up, t->restarts, t->crashes, t->generation,
 	    (unsigned long long)(t->pool ? ((struct rf_pool_ctl *)t->pool)->adopted : 0),
-	    (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
+	    t->watchdog_kills, (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
 	    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
 	    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
 	    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,

@@ -77,16 +77,6 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	flags = RF_WANTED_FLAGS;
 	if (cp->transport == RF_XPORT_URING)
 		flags |= FUSE_OVER_IO_URING;
-	if (p->request_timeout) {
-		if (!(offered & FUSE_REQUEST_TIMEOUT)) {
-			snprintf(cp->why, sizeof(cp->why),
-				 "request_timeout is set, but the kernel (FUSE 7.%u) offers no "
-				 "FUSE_REQUEST_TIMEOUT",
-				 in->minor);
-			return -EOPNOTSUPP;
-		}
-		flags |= FUSE_REQUEST_TIMEOUT;
-	}
 	flags &= offered;
 	flags |= offered & FUSE_INIT_EXT;
 
@@ -124,7 +114,5 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	out->max_write = max_write;
 	out->time_gran = 1;
 	out->max_pages = (uint16_t)max_pages;
-	/* the kernel aborts the whole connection when a request outlives it */
-	out->request_timeout = (uint16_t)p->request_timeout;
 	return 0;
 }

@@ -263,6 +263,7 @@ int main(int argc, char **argv)
 	if (!ev_term || !ev_int || !ev_chld || !ev_hup || evsignal_add(ev_term, NULL) ||
 	    evsignal_add(ev_int, NULL) || evsignal_add(ev_chld, NULL) || evsignal_add(ev_hup, NULL))
 		fatalx("cannot install signal events");
+	rf_watchdog_start(&b);
 	if (rf_control_open(&b) < 0)
 		fatalx("cannot open the control socket %s", b.policy->control_socket);
 
@@ -297,6 +298,7 @@ int main(int argc, char **argv)
 	while (b.ntenants)
 		rf_tenant_remove(b.tenants[b.ntenants - 1]);
 	rf_control_close(&b);
+	event_free(b.watchdog_ev);
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_chld);

@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -116,4 +117,60 @@ void rf_recovery_kick(struct rf_tenant *t)
 			_exit(0);
 		}
 	}
+}
+
+/*
+ * The watchdog: once a second, any request a worker has held longer than
+ * its tenant's request_timeout gets that worker killed; the successor
+ * answers the request EIO and serves on. The slot records are written by
+ * the worker and only ever used to decide to kill that same worker.
+ */
+static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
+{
+	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
+	struct rf_pool_ctl *ctl = t->pool;
+	uint32_t i;
+
+	if (!limit || !ctl || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
+		return;
+	for (i = 0; i < t->geom.nslots; i++) {
+		struct rf_slot_state *ss = rf_pool_slot_state(ctl, i);
+		uint64_t since = __atomic_load_n(&ss->fetched_ns, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED ||
+		    ss->generation != t->generation || now_ns < since || now_ns - since <= limit)
+			continue;
+		snprintf(t->fail_reason, sizeof(t->fail_reason),
+			 "watchdog: request %llu (opcode %u) held for more than request_timeout = "
+			 "%u s",
+			 (unsigned long long)ss->commit_id, ss->opcode, t->pol.request_timeout);
+		log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
+			  (int)t->worker_pid);
+		t->watchdog_kills++;
+		kill(t->worker_pid, SIGKILL);
+		return;
+	}
+}
+
+static void watchdog_cb(int fd, short what, void *arg)
+{
+	struct rf_broker *b = arg;
+	struct timespec ts;
+	size_t i;
+
+	(void)fd;
+	(void)what;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (i = 0; i < b->ntenants; i++)
+		watchdog_tenant(b->tenants[i],
+				(uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}
+
+void rf_watchdog_start(struct rf_broker *b)
+{
+	struct timeval tv = { .tv_sec = 1 };
+
+	b->watchdog_ev = event_new(b->base, -1, EV_PERSIST, watchdog_cb, b);
+	if (!b->watchdog_ev || event_add(b->watchdog_ev, &tv) < 0)
+		fatalx("event_new");
 }

@@ -75,7 +75,8 @@ struct rf_queue_stats {
  */
 enum rf_slot_state_kind {
 	RF_SLOT_NONE = 0, /* no request seen (or a fresh entry) */
-	RF_SLOT_FETCHED = 1, /* holds request commit_id, maybe answered */
+	RF_SLOT_FETCHED = 1, /* holds request commit_id, not answered yet */
+	RF_SLOT_ANSWERED = 2, /* its answer is queued or sent */
 };
 
 struct rf_slot_state {

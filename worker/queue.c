@@ -142,6 +142,7 @@ static void commit(struct rf_req *req)
 	struct rf_queue *q = req->q;
 
 	account(req);
+	__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
 	if (req->classic) {
 		struct fuse_out_header *oh = (void *)(req->payload - sizeof(*oh));
 		struct io_uring_sqe *sqe;
@@ -365,6 +366,11 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		post_classic_read(req);
 		return;
 	}
+	req->ss->commit_id = req->in.unique;
+	req->ss->opcode = req->in.opcode;
+	req->ss->generation = q->w->cfg.generation;
+	req->ss->fetched_ns = rf_now_ns();
+	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
 	a0 = rf_op_arg0_size(req->in.opcode);
 	if (n < sizeof(req->in) + a0) {
 		req->state = RQ_PLUGIN;
@@ -527,7 +533,7 @@ static void *queue_main(void *arg)
 		if (req->classic)
 			post_classic_read(req);
 		else if (w->cfg.adopt &&
-			 __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_FETCHED)
+			 __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_NONE)
 			post_adoption(req);
 		else
 			post_register(req);

@@ -42,4 +42,12 @@ rf_is_mounted "$T/hg.mnt" && rf_fail "a failed tenant is still mounted"
 rf_wait_state hg running
 [ "$(rf_field hg crashes)" = 0 ] || rf_fail "restart kept the crash count"
 stat "$T/hg.mnt" >/dev/null || rf_fail "restarted tenant does not serve"
+
+rf_log "an aborted connection is not recovered: the tenant fails"
+id=$(awk -v mp="$T/hg.mnt" '$5 == mp { split($3, d, ":"); print d[1] * 1048576 + d[2] }' /proc/self/mountinfo)
+echo 1 >"/sys/fs/fuse/connections/$id/abort"
+rf_wait_state hg failed
+grep -q "hg: the FUSE connection has ended; nothing to recover" "$T/broker.log" ||
+	rf_fail "no word of the ended connection"
+[ "$(rf_field mem state)" = running ] || rf_fail "the other tenant suffered"
 rf_stop
