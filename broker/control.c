@@ -187,6 +187,7 @@ static const char *opcode_name(unsigned int op)
 
 static void put_status(struct out *o, const struct rf_tenant *t, int json)
 {
+	const struct rf_pool_ctl *ctl = t->pool;
 	struct rf_queue_stats s;
 	long long up = t->started && t->state == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
 
@@ -195,7 +196,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
 		    "mountpoint=%s plugin=%s uptime=%lld restarts=%u crashes=%u generation=%u "
-		    "adopted=%llu watchdog_kills=%u requests=%llu "
+		    "adopted=%llu adopted_rerun=%llu adopted_answered=%llu watchdog_kills=%u "
+		    "requests=%llu "
 		    "uring_requests=%llu classic_requests=%llu errors=%llu read_fixed_ops=%llu "
 		    "read_fixed_bytes=%llu write_fixed_ops=%llu write_fixed_bytes=%llu "
 		    "bytes_read=%llu bytes_written=%llu forgets=%llu interrupts=%llu p50_us=%llu "
@@ -204,15 +206,17 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		    rf_transport_kind_name(t->conn.transport), t->geom.nqueues, t->geom.depth,
 		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, up,
 		    t->restarts, t->crashes, t->generation,
-		    (unsigned long long)(t->pool ? ((struct rf_pool_ctl *)t->pool)->adopted : 0),
-		    t->watchdog_kills, (unsigned long long)s.requests,
-		    (unsigned long long)s.uring_requests, (unsigned long long)s.classic_requests,
-		    (unsigned long long)s.errors, (unsigned long long)s.read_fixed_ops,
-		    (unsigned long long)s.read_fixed_bytes, (unsigned long long)s.write_fixed_ops,
-		    (unsigned long long)s.write_fixed_bytes, (unsigned long long)s.bytes_read,
-		    (unsigned long long)s.bytes_written, (unsigned long long)s.forgets,
-		    (unsigned long long)s.interrupts, percentile_us(&s, 0.5),
-		    percentile_us(&s, 0.99), (unsigned long long)(s.latency_max_ns / 1000),
+		    (unsigned long long)(ctl ? ctl->adopted : 0),
+		    (unsigned long long)(ctl ? ctl->adopted_rerun : 0),
+		    (unsigned long long)(ctl ? ctl->adopted_answered : 0), t->watchdog_kills,
+		    (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
+		    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
+		    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
+		    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,
+		    (unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written,
+		    (unsigned long long)s.forgets, (unsigned long long)s.interrupts,
+		    percentile_us(&s, 0.5), percentile_us(&s, 0.99),
+		    (unsigned long long)(s.latency_max_ns / 1000),
 		    t->cg.mechanism[0] ? t->cg.mechanism : "rlimits",
 		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
@@ -229,14 +233,17 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.plugin);
 	put(o,
 	    ",\"uptime\":%lld,\"restarts\":%u,\"crashes\":%u,\"generation\":%u,"
-	    "\"adopted\":%llu,\"watchdog_kills\":%u,\"requests\":%llu,\"uring_requests\":%llu,"
+	    "\"adopted\":%llu,\"adopted_rerun\":%llu,\"adopted_answered\":%llu,"
+	    "\"watchdog_kills\":%u,\"requests\":%llu,\"uring_requests\":%llu,"
 	    "\"classic_requests\":%llu,\"errors\":%llu,\"read_fixed_ops\":%llu,"
 	    "\"read_fixed_bytes\":%llu,\"write_fixed_ops\":%llu,\"write_fixed_bytes\":%llu,"
 	    "\"bytes_read\":%llu,\"bytes_written\":%llu,\"forgets\":%llu,\"interrupts\":%llu,"
 	    "\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":",
 	    up, t->restarts, t->crashes, t->generation,
-	    (unsigned long long)(t->pool ? ((struct rf_pool_ctl *)t->pool)->adopted : 0),
-	    t->watchdog_kills, (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
+	    (unsigned long long)(ctl ? ctl->adopted : 0),
+	    (unsigned long long)(ctl ? ctl->adopted_rerun : 0),
+	    (unsigned long long)(ctl ? ctl->adopted_answered : 0), t->watchdog_kills,
+	    (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
 	    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
 	    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
 	    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,

@@ -101,7 +101,9 @@ struct rf_pool_ctl {
 	uint32_t transport; /* enum rf_transport_kind, set by the broker */
 	uint32_t pad0;
 	uint64_t adopted; /* requests successors answered for dead workers */
-	uint64_t pad[8];
+	uint64_t adopted_rerun; /* ... of which run again in full */
+	uint64_t adopted_answered; /* ... of which the dead worker had answered */
+	uint64_t pad[6];
 	struct rf_queue_stats q[]; /* nqueues, then nslots struct rf_slot_state */
 };
 

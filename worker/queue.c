@@ -74,25 +74,71 @@ static void post_register(struct rf_req *req)
 	req->state = RQ_WAIT;
 }
 
-/* Answer EIO, on our own ring, to the request a dead predecessor fetched
- * into this slot. The kernel finds it by id; the entry is ours from then on
- * and fetches its next request into the same slot. */
-static void post_adoption(struct rf_req *req)
+/* Requests whose arguments all sit in the slot's header area (op_in), which
+ * no reply touches, and which are safe to repeat: a successor runs them
+ * again in full. */
+static bool rerunnable(uint32_t op)
+{
+	switch (op) {
+	case FUSE_GETATTR:
+	case FUSE_READ:
+	case FUSE_READDIR:
+	case FUSE_READDIRPLUS:
+	case FUSE_STATFS:
+	case FUSE_LISTXATTR:
+	case FUSE_ACCESS:
+	case FUSE_READLINK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void uring_fetched(struct rf_req *req);
+
+/*
+ * Finish, on our own ring, the request a dead predecessor left in this
+ * slot: commit the answer it had queued, run it again if it is safe to, or
+ * answer EIO. The kernel finds the request by id; the entry is ours from
+ * then on and fetches its next request into the same slot.
+ */
+static void adopt(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
 	struct fuse_uring_req_header *h = (void *)req->hdr;
-	struct fuse_out_header oh = { .len = sizeof(oh),
-				      .error = -EIO,
-				      .unique = req->ss->commit_id };
-	struct io_uring_sqe *sqe = get_sqe(q);
+	uint32_t state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
+	struct fuse_out_header oh_old;
+	struct fuse_in_header in;
+	struct io_uring_sqe *sqe;
 
-	memcpy(h->in_out, &oh, sizeof(oh));
-	h->ring_ent_in_out.payload_sz = 0;
+	req->adopting = true;
+	req->in.unique = req->ss->commit_id;
+	memcpy(&in, h->in_out, sizeof(in));
+	if (state == RF_SLOT_FETCHED && rerunnable(req->ss->opcode) &&
+	    in.unique == req->ss->commit_id && in.opcode == req->ss->opcode) {
+		__atomic_fetch_add(&q->w->ctl->adopted_rerun, 1, __ATOMIC_RELAXED);
+		log_info("queue %u: running request %llu (%s) of a dead worker again", q->qid,
+			 (unsigned long long)in.unique, rf_op_name(in.opcode));
+		uring_fetched(req);
+		return;
+	}
+	memcpy(&oh_old, h->in_out, sizeof(oh_old));
+	if (state == RF_SLOT_ANSWERED && oh_old.unique == req->ss->commit_id && oh_old.error <= 0 &&
+	    oh_old.error > -512 && h->ring_ent_in_out.payload_sz <= req->payload_cap) {
+		/* its answer is complete in the slot: send it as it is */
+		__atomic_fetch_add(&q->w->ctl->adopted_answered, 1, __ATOMIC_RELAXED);
+	} else {
+		struct fuse_out_header oh = { .len = sizeof(oh),
+					      .error = -EIO,
+					      .unique = req->ss->commit_id };
+
+		memcpy(h->in_out, &oh, sizeof(oh));
+		h->ring_ent_in_out.payload_sz = 0;
+	}
+	sqe = get_sqe(q);
 	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
 			 req->ss->commit_id);
 	set_data(sqe, req, TAG_CMD);
-	req->in.unique = req->ss->commit_id;
-	req->adopting = true;
 	req->state = RQ_WAIT;
 }
 
@@ -423,9 +469,7 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 			req->adopting = false;
 			if (res == 0) {
 				__atomic_fetch_add(&q->w->ctl->adopted, 1, __ATOMIC_RELAXED);
-				log_info("queue %u: answered request %llu (%s) of a dead worker "
-					 "with "
-					 "EIO",
+				log_info("queue %u: finished request %llu (%s) of a dead worker",
 					 q->qid, (unsigned long long)req->in.unique,
 					 rf_op_name(req->ss->opcode));
 				uring_fetched(req);
@@ -534,7 +578,7 @@ static void *queue_main(void *arg)
 			post_classic_read(req);
 		else if (w->cfg.adopt &&
 			 __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_NONE)
-			post_adoption(req);
+			adopt(req);
 		else
 			post_register(req);
 	}

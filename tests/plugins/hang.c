@@ -3,7 +3,7 @@
  * hang: a test plugin that misbehaves on request. With the option
  * "hang_init" its init never returns; with "crash_init" it dies in init.
  * Otherwise it serves an empty read-only root in which a lookup of "stuck"
- * is never answered.
+ * is never answered; with "slow_getattr" every getattr takes two seconds.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,9 +11,12 @@
 
 #include "ringfence/plugin.h"
 
+static int slow_getattr;
+
 static int hang_init(const struct rf_init_args *a, void **ud)
 {
 	*ud = NULL;
+	slow_getattr = strstr(a->options, "slow_getattr") != NULL;
 	if (strstr(a->options, "hang_init"))
 		for (;;)
 			pause();
@@ -36,6 +39,8 @@ static void hang_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 	struct stat st;
 
 	(void)fh;
+	if (slow_getattr)
+		sleep(2); /* long enough to be killed in the middle */
 	memset(&st, 0, sizeof(st));
 	st.st_ino = ino;
 	st.st_mode = S_IFDIR | 0555;
