@@ -29,10 +29,6 @@ struct rf_conn_params {
 };
 
 #define RF_CG_MAX 4
-/* A tenant whose worker dies RF_CRASH_LIMIT times within RF_CRASH_WINDOW
- * seconds is not restarted again. */
-#define RF_CRASH_LIMIT 5
-#define RF_CRASH_WINDOW 60
 
 /* The tenant's cgroups: one per hierarchy used (v2: one; v1: up to three). */
 struct rf_cgroup {
@@ -78,7 +74,8 @@ struct rf_tenant {
 	unsigned int generation; /* of the current worker */
 	unsigned int recoveries; /* successors started after a death */
 	unsigned int watchdog_kills;
-	time_t deaths[RF_CRASH_LIMIT]; /* when the last deaths were, a ring */
+	time_t deaths[RF_CRASH_LIMIT_MAX]; /* when the last deaths were, a ring */
+	bool responder; /* the worker is the built-in EIO responder */
 	struct event *respawn_ev;
 };
 

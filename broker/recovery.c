@@ -7,8 +7,10 @@
  * queued while no worker existed are delivered (the kernel sends them only
  * on the next COMMIT_AND_FETCH of their queue).
  *
- * Deaths back off exponentially; RF_CRASH_LIMIT deaths within
- * RF_CRASH_WINDOW seconds end the tenant.
+ * Deaths back off exponentially. crash_limit deaths within crash_window
+ * seconds put the tenant in "failed": a worker with no plugin at all, the
+ * built-in responder, then answers every request EIO so that clients fail
+ * fast, until ringfencectl restart.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -60,17 +62,26 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 		log_warnx("%s: the FUSE connection has ended; nothing to recover", t->pol.name);
 		return false;
 	}
-	t->deaths[(t->crashes - 1) % RF_CRASH_LIMIT] = now;
-	for (i = 0; i < RF_CRASH_LIMIT && i < t->crashes; i++)
-		if (now - t->deaths[i] < RF_CRASH_WINDOW)
+	if (t->responder) {
+		log_warnx("%s: the EIO responder died; giving the tenant up", t->pol.name);
+		return false;
+	}
+	t->deaths[(t->crashes - 1) % t->pol.crash_limit] = now;
+	for (i = 0; i < t->pol.crash_limit && i < t->crashes; i++)
+		if (now - t->deaths[i] < (time_t)t->pol.crash_window)
 			recent++;
-	if (recent >= RF_CRASH_LIMIT) {
+	if (recent >= t->pol.crash_limit) {
 		size_t n = strlen(t->fail_reason);
 
 		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n,
-			 "; %u deaths within %d s: not restarted again", recent, RF_CRASH_WINDOW);
+			 "; %u deaths within %u s: answering EIO until restarted", recent,
+			 t->pol.crash_window);
 		log_warnx("%s: %s", t->pol.name, t->fail_reason);
-		return false;
+		t->responder = true;
+		t->generation++;
+		if (rf_worker_spawn(t) < 0)
+			return false;
+		return true;
 	}
 	/* 100 ms, 200 ms, 400 ms, ... for deaths close together */
 	ms = 100L << (recent > 1 ? recent - 1 : 0);

@@ -129,6 +129,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.read_only = t->pol.read_only;
 	c.max_file_size = t->pol.max_file_size;
 	c.generation = t->generation;
+	c.responder = t->responder;
 	c.adopt = t->generation > 0 && t->conn.transport == RF_XPORT_URING;
 	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
 	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));
@@ -289,7 +290,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 
 		memcpy(&rd, m->payload, sizeof(rd));
 		t->ready_seen = true;
-		t->state = RF_TENANT_RUNNING;
+		t->state = t->responder ? RF_TENANT_FAILED : RF_TENANT_RUNNING;
 		stop_start_timer(t);
 		if (t->generation > 0)
 			rf_recovery_kick(t);

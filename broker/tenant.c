@@ -49,6 +49,7 @@ int rf_tenant_start(struct rf_tenant *t)
 	t->stopping = false;
 	t->generation = 0;
 	t->crashes = 0;
+	t->responder = false;
 	memset(t->deaths, 0, sizeof(t->deaths));
 	r = resolve_ids(t);
 	if (r < 0)
@@ -96,10 +97,12 @@ void rf_broker_check_alive(struct rf_broker *b)
 {
 	size_t i;
 
-	/* only when every tenant has failed: one stopped on purpose (umount)
-	 * is the operator's choice and keeps the broker up */
+	/* only when every tenant has failed and none is even answering EIO:
+	 * one stopped on purpose (umount) is the operator's choice and keeps
+	 * the broker up */
 	for (i = 0; i < b->ntenants; i++)
-		if (b->tenants[i]->state != RF_TENANT_FAILED)
+		if (b->tenants[i]->state != RF_TENANT_FAILED || b->tenants[i]->worker_pid > 0 ||
+		    b->tenants[i]->respawn_ev)
 			return;
 	log_warnx("every tenant has failed; exiting");
 	b->exit_status = 1;

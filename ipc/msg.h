@@ -69,7 +69,7 @@ struct rf_msg_config {
 	uint32_t generation; /* 0 for the first worker of a mount */
 	uint64_t max_file_size; /* 0: unlimited */
 	uint32_t adopt; /* answer what the previous generation left fetched */
-	uint32_t pad1;
+	uint32_t responder; /* load no plugin: answer every request EIO */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

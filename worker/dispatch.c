@@ -512,6 +512,14 @@ void rf_dispatch(struct rf_req *req)
 		rf_reply_err(req, ENOSYS);
 		return;
 	}
+	if (req->q->w->cfg.responder) {
+		/* a tenant in "failed": clients fail fast */
+		if (op == FUSE_RELEASE || op == FUSE_RELEASEDIR || op == FUSE_FLUSH)
+			rf_reply_ok(req);
+		else
+			rf_reply_err(req, EIO);
+		return;
+	}
 	if (rf_id_in(req->q->w, req->in.nodeid, &req->in.nodeid) < 0) {
 		/* a node of a dead generation: the kernel looks the path up
 		 * again (from the root, whose id never changes) */

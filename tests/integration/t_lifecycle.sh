@@ -23,19 +23,41 @@ printf '[mount x]\nmountpoint = %s\nplugin = hello\nseccomp_policy = %s/bad.secc
 out=$("$RINGFENCED" --check "$T/scpol.policy" 2>&1) && rf_fail "--check passed a bad seccomp policy"
 echo "$out" | grep -q "scpol.policy:1: \[mount x\]: its seccomp policy is not valid" || rf_fail "--check: $out"
 
-rf_log "a plugin that fails init: the broker says why and exits (no tenant left)"
-printf '[global]\ncontrol_socket = %s/c2.sock\n[mount p]\nmountpoint = %s\nplugin = passthrough\ntransport = %s\n' \
-	"$T" "$T" "$TRANSPORT" >"$T/noinit.policy"
-timeout 20 "$RINGFENCED" -f -c "$T/noinit.policy" >"$T/noinit.log" 2>&1
-rc=$?
-[ $rc = 1 ] || rf_fail "broker exit status $rc with no tenant left (want 1)"
-grep -q "plugin passthrough init: Invalid argument" "$T/noinit.log" || {
-	cat "$T/noinit.log"
-	rf_fail "init failure not reported"
+# side_broker POLICY SOCKET TENANT...: start another broker, wait until every
+# TENANT has failed (its crash loop ended in the EIO responder)
+side_broker() {
+	local pol=$1 sock=$2 t i
+	shift 2
+	"$RINGFENCED" -f -c "$pol" >"$pol.log" 2>&1 &
+	SIDE=$!
+	EXTRA_PIDS+=($SIDE)
+	for t in "$@"; do
+		for i in $(seq 300); do
+			"$CTL" -s "$sock" status "$t" 2>/dev/null | grep -q "state=failed .* worker=[1-9]" && break
+			sleep 0.1
+		done
+		"$CTL" -s "$sock" status "$t" | grep -q "state=failed" ||
+			rf_fail "$t did not end in failed: $("$CTL" -s "$sock" status "$t" 2>&1; cat "$pol.log")"
+	done
 }
 
-rf_log "a plugin that hangs or crashes in init: deadline, reason, mounts cleaned up"
+rf_log "a plugin that fails init: said why; after five tries its clients get EIO at once"
+mkdir -p "$T/ni.mnt"
+MOUNTS+=("$T/ni.mnt")
+printf '[global]\ncontrol_socket = %s/c2.sock\n[mount p]\nmountpoint = %s/ni.mnt\nplugin = passthrough\ntransport = %s\n' \
+	"$T" "$T" "$TRANSPORT" >"$T/noinit.policy"
+side_broker "$T/noinit.policy" "$T/c2.sock" p
+grep -q "plugin passthrough init: Invalid argument" "$T/noinit.policy.log" || rf_fail "init failure not reported"
+grep -q "p: .*5 deaths within 60 s: answering EIO until restarted" "$T/noinit.policy.log" ||
+	rf_fail "no crash-loop verdict: $(cat "$T/noinit.policy.log")"
+out=$(timeout 5 stat "$T/ni.mnt" 2>&1) && rf_fail "stat of a failed tenant succeeded"
+echo "$out" | grep -q "Input/output error" || rf_fail "a failed tenant answered: $out"
+kill -TERM $SIDE && wait $SIDE || rf_fail "broker did not stop cleanly"
+rf_is_mounted "$T/ni.mnt" && rf_fail "ni.mnt left mounted"
+
+rf_log "a plugin that hangs or crashes in init: deadline, back-off, EIO responder"
 mkdir -p "$T/h1.mnt" "$T/h2.mnt"
+MOUNTS+=("$T/h1.mnt" "$T/h2.mnt")
 cat >"$T/hang.policy" <<EOP
 [global]
 control_socket = $T/c4.sock
@@ -44,6 +66,7 @@ mountpoint = $T/h1.mnt
 plugin = $BUILD/tests/plugins/hang.so
 options = hang_init
 start_timeout = 1
+crash_limit = 3
 transport = $TRANSPORT
 [mount h2]
 mountpoint = $T/h2.mnt
@@ -52,17 +75,18 @@ options = crash_init
 transport = $TRANSPORT
 EOP
 start=$(date +%s)
-timeout 20 "$RINGFENCED" -f -c "$T/hang.policy" >"$T/hang.log" 2>&1
-rc=$?
-[ $rc = 1 ] || rf_fail "broker exit status $rc, want 1: $(cat "$T/hang.log")"
-# five tries each, backing off, before each tenant is given up
+side_broker "$T/hang.policy" "$T/c4.sock" h1 h2
 [ $(($(date +%s) - start)) -le 20 ] || rf_fail "giving up took $(($(date +%s) - start)) s"
-grep -q "h2: .*5 deaths within 60 s: not restarted again" "$T/hang.log" ||
-	rf_fail "no crash-loop verdict: $(cat "$T/hang.log")"
-grep -q "h1: worker did not become ready within start_timeout = 1 s" "$T/hang.log" ||
-	rf_fail "no start_timeout message: $(cat "$T/hang.log")"
-grep -q "h2: worker was killed by signal 11" "$T/hang.log" ||
-	rf_fail "no crash message: $(cat "$T/hang.log")"
+grep -q "h1: worker did not become ready within start_timeout = 1 s" "$T/hang.policy.log" ||
+	rf_fail "no start_timeout message"
+grep -q "h1: .*3 deaths within 60 s: answering EIO" "$T/hang.policy.log" || rf_fail "crash_limit = 3 ignored"
+grep -q "h2: worker was killed by signal 11" "$T/hang.policy.log" || rf_fail "no crash message"
+grep -q "h2: a new worker in 800 ms (death 4)" "$T/hang.policy.log" || rf_fail "no back-off"
+for m in h1 h2; do
+	timeout 5 stat "$T/$m.mnt" >/dev/null 2>&1 && rf_fail "$m answered while failed"
+done
+"$CTL" -s "$T/c4.sock" restart h2 >/dev/null 2>&1 # crashes again, but the command works
+kill -TERM $SIDE && wait $SIDE || rf_fail "broker did not stop cleanly"
 rf_is_mounted "$T/h1.mnt" && rf_fail "h1 left mounted"
 rf_is_mounted "$T/h2.mnt" && rf_fail "h2 left mounted"
 

@@ -58,15 +58,17 @@ if [ "$TRANSPORT" = uring ]; then
 	rf_start hg mem
 fi
 
-rf_log "five deaths within a minute: failed; restart brings it back"
+rf_log "five deaths within a minute: failed, clients get EIO at once; restart brings it back"
 for i in $(seq $((5 - $(rf_field hg crashes)))); do
 	rf_wait_state hg running
 	kill -KILL "$(rf_worker hg)"
 	sleep 0.2
 done
 rf_wait_state hg failed
-rf_status hg | grep -q "5 deaths within 60 s: not restarted again" || rf_fail "reason: $(rf_status hg)"
-rf_is_mounted "$T/hg.mnt" && rf_fail "a failed tenant is still mounted"
+rf_status hg | grep -q "5 deaths within 60 s: answering EIO until restarted" ||
+	rf_fail "reason: $(rf_status hg)"
+out=$(timeout 5 stat "$T/hg.mnt/stuck" 2>&1) && rf_fail "a failed tenant answered"
+echo "$out" | grep -q "Input/output error" || rf_fail "a failed tenant said: $out"
 "$CTL" -s "$T/ctl.sock" restart hg >/dev/null || rf_fail "restart"
 rf_wait_state hg running
 [ "$(rf_field hg crashes)" = 0 ] || rf_fail "restart kept the crash count"
