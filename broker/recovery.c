@@ -83,8 +83,8 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 			return false;
 		return true;
 	}
-	/* 100 ms, 200 ms, 400 ms, ... for deaths close together */
-	ms = 100L << (recent > 1 ? recent - 1 : 0);
+	/* 100 ms, 200 ms, 400 ms, ... for deaths close together, at most 3.2 s */
+	ms = 100L << (recent > 6 ? 5 : recent > 1 ? recent - 1 : 0);
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	t->state = RF_TENANT_STARTING;
