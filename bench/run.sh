@@ -57,12 +57,7 @@ plugin = passthrough
 source = $T/tmpfs/classic
 transport = classic
 EOP
-"$B/ringfenced" -f -c "$T/policy" 2>"$T/broker.log" &
-BROKER=$!
-for _ in $(seq 100); do
-	[ "$("$B/ringfencectl" -s "$T/ctl.sock" status 2>/dev/null | grep -c state=running)" = 2 ] && break
-	sleep 0.1
-done
+start_broker "$B/ringfencectl" "$T/ctl.sock" 2 "$B/ringfenced" "$T/policy" "$T/broker.log"
 
 dir_of() {
 	case $1 in

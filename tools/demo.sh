@@ -31,12 +31,7 @@ grep -v '^#' "$D/demo.policy" | sed '/^$/d; s/^/   /'
 "$B/ringfenced" --check "$D/demo.policy"
 
 echo "== starting ringfenced"
-"$B/ringfenced" -f -c "$D/demo.policy" 2>"$D/broker.log" &
-BROKER=$!
-for _ in $(seq 100); do
-	[ "$("$B/ringfencectl" -s "$D/ctl.sock" status 2>/dev/null | grep -c state=running)" = 2 ] && break
-	sleep 0.1
-done
+start_broker "$B/ringfencectl" "$D/ctl.sock" 2 "$B/ringfenced" "$D/demo.policy" "$D/broker.log"
 sed 's/^/   /' "$D/broker.log"
 M=$D/mnt
 echo "== workload on $M"

@@ -33,3 +33,19 @@ stop_broker() {
 		wait "$1" || true
 	fi
 }
+
+# start_broker CTL SOCKET N RINGFENCED POLICY LOG: start RINGFENCED on POLICY
+# (logging to LOG), set BROKER to its pid, and wait up to 10 s for N
+# running tenants
+start_broker() {
+	local ctl=$1 sock=$2 n=$3 bin=$4 policy=$5 log=$6
+	"$bin" -f -c "$policy" 2>"$log" &
+	# shellcheck disable=SC2034 # the caller reads it
+	BROKER=$!
+	for _ in $(seq 100); do
+		[ "$("$ctl" -s "$sock" status 2>/dev/null | grep -c state=running)" = "$n" ] && return 0
+		sleep 0.1
+	done
+	echo "ringfenced: $n tenants not running after 10 s" >&2
+	return 1
+}
