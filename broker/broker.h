@@ -72,7 +72,6 @@ struct rf_tenant {
 	unsigned int restarts; /* by the operator (restart) */
 	unsigned int crashes; /* worker deaths */
 	unsigned int generation; /* of the current worker */
-	unsigned int recoveries; /* successors started after a death */
 	unsigned int watchdog_kills;
 	time_t deaths[RF_CRASH_LIMIT_MAX]; /* when the last deaths were, a ring */
 	bool responder; /* the worker is the built-in EIO responder */
@@ -129,6 +128,9 @@ const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_see
 
 /* tenant.c */
 int rf_tenant_start(struct rf_tenant *t);
+/* No successor: abort the connection (waiting clients get an error at
+ * once), detach the mount, and mark the tenant failed. */
+void rf_tenant_give_up(struct rf_tenant *t);
 void rf_tenant_stop(struct rf_tenant *t);
 int rf_tenant_restart(struct rf_tenant *t);
 struct rf_tenant *rf_tenant_add(struct rf_broker *b, const struct rf_mount_policy *pol);
@@ -168,8 +170,6 @@ void rf_watchdog_start(struct rf_broker *b);
 /* control.c */
 int rf_control_open(struct rf_broker *b);
 void rf_control_close(struct rf_broker *b);
-/* The status text that `ringfencectl status` prints. */
-size_t rf_control_status(struct rf_broker *b, const char *only, char *buf, size_t len);
 
 const char *rf_tenant_state_name(enum rf_tenant_state s);
 const char *rf_transport_kind_name(int k);

@@ -185,40 +185,67 @@ static const char *opcode_name(unsigned int op)
 	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : NULL;
 }
 
-static void put_status(struct out *o, const struct rf_tenant *t, int json)
+/* The counters status shows, in order, as key=value or "key":value. */
+static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_stats *s,
+			      long long up, const char **keys, unsigned long long *vals)
 {
 	const struct rf_pool_ctl *ctl = t->pool;
-	struct rf_queue_stats s;
+	size_t n = 0;
+
+#define C(k, v)                                      \
+	do {                                         \
+		keys[n] = k;                         \
+		vals[n++] = (unsigned long long)(v); \
+	} while (0)
+	C("uptime", up);
+	C("restarts", t->restarts);
+	C("crashes", t->crashes);
+	C("generation", t->generation);
+	C("adopted", ctl ? ctl->adopted : 0);
+	C("adopted_rerun", ctl ? ctl->adopted_rerun : 0);
+	C("adopted_answered", ctl ? ctl->adopted_answered : 0);
+	C("watchdog_kills", t->watchdog_kills);
+	C("requests", s->requests);
+	C("uring_requests", s->uring_requests);
+	C("classic_requests", s->classic_requests);
+	C("errors", s->errors);
+	C("read_fixed_ops", s->read_fixed_ops);
+	C("read_fixed_bytes", s->read_fixed_bytes);
+	C("write_fixed_ops", s->write_fixed_ops);
+	C("write_fixed_bytes", s->write_fixed_bytes);
+	C("bytes_read", s->bytes_read);
+	C("bytes_written", s->bytes_written);
+	C("forgets", s->forgets);
+	C("interrupts", s->interrupts);
+#undef C
+	return n;
+}
+
+static void put_status(struct out *o, const struct rf_tenant *t, int json)
+{
+	const char *limits = t->cg.mechanism[0] ? t->cg.mechanism : "rlimits";
 	long long up = t->started && t->state == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
+	const char *keys[24];
+	unsigned long long vals[24], p50, p99, max;
+	struct rf_queue_stats s;
+	size_t i, n;
 
 	sum_stats(t, &s);
+	n = status_counters(t, &s, up, keys, vals);
+	p50 = percentile_us(&s, 0.5);
+	p99 = percentile_us(&s, 0.99);
+	max = (unsigned long long)(s.latency_max_ns / 1000);
 	if (!json) {
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
-		    "mountpoint=%s plugin=%s uptime=%lld restarts=%u crashes=%u generation=%u "
-		    "adopted=%llu adopted_rerun=%llu adopted_answered=%llu watchdog_kills=%u "
-		    "requests=%llu "
-		    "uring_requests=%llu classic_requests=%llu errors=%llu read_fixed_ops=%llu "
-		    "read_fixed_bytes=%llu write_fixed_ops=%llu write_fixed_bytes=%llu "
-		    "bytes_read=%llu bytes_written=%llu forgets=%llu interrupts=%llu p50_us=%llu "
-		    "p99_us=%llu max_us=%llu limits=%s%s%s\n",
+		    "mountpoint=%s plugin=%s",
 		    t->pol.name, rf_tenant_state_name(t->state),
 		    rf_transport_kind_name(t->conn.transport), t->geom.nqueues, t->geom.depth,
-		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, up,
-		    t->restarts, t->crashes, t->generation,
-		    (unsigned long long)(ctl ? ctl->adopted : 0),
-		    (unsigned long long)(ctl ? ctl->adopted_rerun : 0),
-		    (unsigned long long)(ctl ? ctl->adopted_answered : 0), t->watchdog_kills,
-		    (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
-		    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
-		    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
-		    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,
-		    (unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written,
-		    (unsigned long long)s.forgets, (unsigned long long)s.interrupts,
-		    percentile_us(&s, 0.5), percentile_us(&s, 0.99),
-		    (unsigned long long)(s.latency_max_ns / 1000),
-		    t->cg.mechanism[0] ? t->cg.mechanism : "rlimits",
-		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
+		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin);
+		for (i = 0; i < n; i++)
+			put(o, " %s=%llu", keys[i], vals[i]);
+		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s%s%s\n", p50, p99, max,
+		    limits, t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
 	}
 	put(o, "{\"tenant\":");
@@ -231,26 +258,11 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);
-	put(o,
-	    ",\"uptime\":%lld,\"restarts\":%u,\"crashes\":%u,\"generation\":%u,"
-	    "\"adopted\":%llu,\"adopted_rerun\":%llu,\"adopted_answered\":%llu,"
-	    "\"watchdog_kills\":%u,\"requests\":%llu,\"uring_requests\":%llu,"
-	    "\"classic_requests\":%llu,\"errors\":%llu,\"read_fixed_ops\":%llu,"
-	    "\"read_fixed_bytes\":%llu,\"write_fixed_ops\":%llu,\"write_fixed_bytes\":%llu,"
-	    "\"bytes_read\":%llu,\"bytes_written\":%llu,\"forgets\":%llu,\"interrupts\":%llu,"
-	    "\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":",
-	    up, t->restarts, t->crashes, t->generation,
-	    (unsigned long long)(ctl ? ctl->adopted : 0),
-	    (unsigned long long)(ctl ? ctl->adopted_rerun : 0),
-	    (unsigned long long)(ctl ? ctl->adopted_answered : 0), t->watchdog_kills,
-	    (unsigned long long)s.requests, (unsigned long long)s.uring_requests,
-	    (unsigned long long)s.classic_requests, (unsigned long long)s.errors,
-	    (unsigned long long)s.read_fixed_ops, (unsigned long long)s.read_fixed_bytes,
-	    (unsigned long long)s.write_fixed_ops, (unsigned long long)s.write_fixed_bytes,
-	    (unsigned long long)s.bytes_read, (unsigned long long)s.bytes_written,
-	    (unsigned long long)s.forgets, (unsigned long long)s.interrupts, percentile_us(&s, 0.5),
-	    percentile_us(&s, 0.99), (unsigned long long)(s.latency_max_ns / 1000));
-	put_jstr(o, t->cg.mechanism[0] ? t->cg.mechanism : "rlimits");
+	for (i = 0; i < n; i++)
+		put(o, ",\"%s\":%llu", keys[i], vals[i]);
+	put(o, ",\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":", p50, p99,
+	    max);
+	put_jstr(o, limits);
 	put(o, ",\"reason\":");
 	put_jstr(o, t->fail_reason);
 	put(o, "}");
@@ -301,18 +313,6 @@ static void put_stats(struct out *o, const struct rf_tenant *t, int json)
 			first = 0;
 		}
 	put(o, "}}");
-}
-
-size_t rf_control_status(struct rf_broker *b, const char *only, char *buf, size_t len)
-{
-	struct out o = { buf, len, 0 };
-	size_t i;
-
-	buf[0] = '\0';
-	for (i = 0; i < b->ntenants; i++)
-		if (!only || !strcmp(only, b->tenants[i]->pol.name))
-			put_status(&o, b->tenants[i], 0);
-	return o.used;
 }
 
 /* Run one command line; the answer goes to @o. */

@@ -173,16 +173,12 @@ static int mount_conn_id(const char *mountpoint, uint32_t *id)
 /* The abort knobs live in fusectl; mount it where the host has not. */
 static void ensure_fusectl(void)
 {
-	struct stat st;
+	struct statfs sf;
 
-	if (stat("/sys/fs/fuse/connections", &st) < 0)
+	/* no directory (no fuse module): nothing to do; mounted: done */
+	if (statfs("/sys/fs/fuse/connections", &sf) < 0 ||
+	    sf.f_type == 0x65735543 /* FUSECTL_SUPER_MAGIC */)
 		return;
-	if (access("/sys/fs/fuse/connections/.", F_OK) == 0) {
-		struct statfs sf;
-
-		if (statfs("/sys/fs/fuse/connections", &sf) == 0 && sf.f_type == 0x65735543)
-			return; /* FUSECTL_SUPER_MAGIC */
-	}
 	if (mount("fusectl", "/sys/fs/fuse/connections", "fusectl",
 		  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		log_warn("mount fusectl on /sys/fs/fuse/connections");

@@ -37,17 +37,11 @@ static void respawn_cb(int fd, short what, void *arg)
 	if (t->stopping)
 		return;
 	t->generation++;
-	t->recoveries++;
 	t->fail_reason[0] = '\0';
 	log_info("%s: starting worker generation %u", t->pol.name, t->generation);
 	if (rf_worker_spawn(t) < 0) {
-		log_warnx("%s: cannot start a successor; aborting the connection", t->pol.name);
-		t->state = RF_TENANT_FAILED;
-		rf_tenant_abort_conn(t);
-		rf_tenant_unmount(t);
-		rf_pool_destroy(t);
-		rf_cgroup_remove(t);
-		rf_broker_check_alive(t->b);
+		log_warnx("%s: cannot start a successor", t->pol.name);
+		rf_tenant_give_up(t);
 	}
 }
 

@@ -413,15 +413,7 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		snprintf(t->fail_reason, sizeof(t->fail_reason), "worker %s", how);
 	if (rf_recovery_plan(t, WIFEXITED(status) && WEXITSTATUS(status) == RF_EXIT_CONN_GONE))
 		return; /* a successor is on its way */
-	/* No recovery: abort the connection so that every waiting client
-	 * gets an error at once instead of a hang, and detach the mount. */
-	log_warnx("%s: aborting the connection and detaching %s", t->pol.name, t->pol.mountpoint);
-	t->state = RF_TENANT_FAILED;
-	rf_tenant_abort_conn(t);
-	rf_tenant_unmount(t);
-	rf_pool_destroy(t);
-	rf_cgroup_remove(t);
-	rf_broker_check_alive(t->b);
+	rf_tenant_give_up(t);
 }
 
 void rf_worker_stop(struct rf_tenant *t)

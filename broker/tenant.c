@@ -171,6 +171,17 @@ void rf_tenant_remove(struct rf_tenant *t)
 	free(t);
 }
 
+void rf_tenant_give_up(struct rf_tenant *t)
+{
+	log_warnx("%s: aborting the connection and detaching %s", t->pol.name, t->pol.mountpoint);
+	t->state = RF_TENANT_FAILED;
+	rf_tenant_abort_conn(t);
+	rf_tenant_unmount(t);
+	rf_pool_destroy(t);
+	rf_cgroup_remove(t);
+	rf_broker_check_alive(t->b);
+}
+
 int rf_tenant_restart(struct rf_tenant *t)
 {
 	rf_tenant_stop(t);

@@ -503,7 +503,6 @@ void rf_dispatch(struct rf_req *req)
 	req->ctx.umask = 0;
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
-	req->start_ns = rf_now_ns();
 	req->q->stats->by_opcode[op < RF_STATS_OPCODES ? op : 0]++;
 	if (op == FUSE_WRITE)
 		req->q->stats->bytes_written += req->rest_len;

@@ -147,7 +147,6 @@ static void setup_queues(void)
 
 			req->q = qu;
 			req->idx = e;
-			req->slot = slot;
 			req->classic = W.cfg.transport == RF_XPORT_CLASSIC || e == W.cfg.depth;
 			req->hdr = (char *)W.pool + rf_pool_slot_offset(&W.geom, slot);
 			req->payload = req->hdr + RF_SLOT_HDR_SIZE;

@@ -356,6 +356,18 @@ static void drain_mbox(struct rf_queue *q)
 	}
 }
 
+/* What a successor needs if this worker dies before answering, and when
+ * the request arrived (for latency and the broker's watchdog). */
+static void record_fetch(struct rf_req *req)
+{
+	req->start_ns = rf_now_ns();
+	req->ss->commit_id = req->in.unique;
+	req->ss->opcode = req->in.opcode;
+	req->ss->generation = req->q->w->cfg.generation;
+	req->ss->fetched_ns = req->start_ns;
+	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
+}
+
 /* A request fetched through a FUSE io-uring entry. */
 static void uring_fetched(struct rf_req *req)
 {
@@ -364,12 +376,7 @@ static void uring_fetched(struct rf_req *req)
 
 	memcpy(&req->in, h->in_out, sizeof(req->in));
 	memcpy(&eio, &h->ring_ent_in_out, sizeof(eio));
-	/* what a successor needs if this worker dies before answering */
-	req->ss->commit_id = req->in.unique;
-	req->ss->opcode = req->in.opcode;
-	req->ss->generation = req->q->w->cfg.generation;
-	req->ss->fetched_ns = rf_now_ns();
-	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
+	record_fetch(req);
 	req->q->stats->requests++;
 	req->q->stats->uring_requests++;
 	req->arg0 = h->op_in;
@@ -412,11 +419,7 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		post_classic_read(req);
 		return;
 	}
-	req->ss->commit_id = req->in.unique;
-	req->ss->opcode = req->in.opcode;
-	req->ss->generation = q->w->cfg.generation;
-	req->ss->fetched_ns = rf_now_ns();
-	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
+	record_fetch(req);
 	a0 = rf_op_arg0_size(req->in.opcode);
 	if (n < sizeof(req->in) + a0) {
 		req->state = RQ_PLUGIN;

@@ -37,7 +37,6 @@ enum rf_req_state {
 struct rf_req {
 	struct rf_queue *q;
 	uint32_t idx; /* entry index in its queue; depth for the reader */
-	uint32_t slot; /* pool slot */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
 	struct rf_slot_state *ss; /* this slot's record in the pool */
@@ -54,7 +53,7 @@ struct rf_req {
 	uint32_t rest_len;
 	struct rf_req_ctx ctx;
 	atomic_int interrupted;
-	uint64_t start_ns; /* when the request was dispatched */
+	uint64_t start_ns; /* when the request arrived */
 
 	/* the reply, built in place: body at payload */
 	bool replied;
