@@ -73,6 +73,10 @@ struct rf_tenant {
 	unsigned int crashes; /* worker deaths */
 	unsigned int generation; /* of the current worker */
 	unsigned int watchdog_kills;
+	unsigned int heartbeat_kills;
+	uint64_t hb_seq; /* the last PING sent, per tenant, never reused */
+	uint64_t hb_sent_seq; /* the PING awaiting its answer; 0: none */
+	uint64_t hb_sent_ns;
 	time_t deaths[RF_CRASH_LIMIT_MAX]; /* when the last deaths were, a ring */
 	bool responder; /* the worker is the built-in EIO responder */
 	struct event *respawn_ev;
@@ -164,7 +168,8 @@ void rf_cgroup_remove(struct rf_tenant *t);
 bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone);
 void rf_recovery_kick(struct rf_tenant *t);
 void rf_recovery_cancel(struct rf_tenant *t);
-/* Once a second: kill workers holding a request past request_timeout. */
+/* Once a second: kill workers holding a request past request_timeout, and
+ * workers whose queue threads stop answering PING (heartbeat_timeout). */
 void rf_watchdog_start(struct rf_broker *b);
 
 /* control.c */

@@ -205,6 +205,7 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("adopted_rerun", ctl ? ctl->adopted_rerun : 0);
 	C("adopted_answered", ctl ? ctl->adopted_answered : 0);
 	C("watchdog_kills", t->watchdog_kills);
+	C("heartbeat_kills", t->heartbeat_kills);
 	C("requests", s->requests);
 	C("uring_requests", s->uring_requests);
 	C("classic_requests", s->classic_requests);

@@ -26,6 +26,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "msg.h"
 
 static void respawn_cb(int fd, short what, void *arg)
 {
@@ -157,18 +158,89 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 	}
 }
 
+/*
+ * The heartbeat: the broker sends PING, the worker's main thread passes it
+ * to every queue thread, and each copies it into its queue's stats in the
+ * pool. A worker that leaves a PING unanswered for heartbeat_timeout is
+ * killed like one the watchdog catches - unless the silent queue holds a
+ * request, for then it may be inside a slow plugin call and request_timeout
+ * is the judge. The answers live in memory the worker writes: a worker can
+ * fake them, which only spares itself, never harms another.
+ */
+static bool queue_serving(const struct rf_tenant *t, uint32_t q)
+{
+	uint32_t e;
+
+	for (e = 0; e < t->geom.depth; e++) {
+		uint32_t slot = rf_pool_slot_index(&t->geom, q, e);
+		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, slot);
+
+		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_FETCHED &&
+		    ss->generation == t->generation)
+			return true;
+	}
+	return false;
+}
+
+static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
+{
+	uint64_t limit = (uint64_t)t->pol.heartbeat_timeout * 1000000000ULL;
+	struct rf_pool_ctl *ctl = t->pool;
+	struct rf_msg_ping ping;
+	uint32_t q;
+	int r;
+
+	if (!limit || !ctl || t->state == RF_TENANT_STOPPED || !t->ready_seen ||
+	    t->worker_pid <= 0 || t->ipc_fd < 0)
+		return;
+	if (t->hb_sent_seq) {
+		for (q = 0; q < t->geom.nqueues; q++)
+			if (__atomic_load_n(&ctl->q[q].heartbeat, __ATOMIC_RELAXED) !=
+				    t->hb_sent_seq &&
+			    !queue_serving(t, q))
+				break;
+		if (q < t->geom.nqueues) {
+			if (now_ns - t->hb_sent_ns <= limit)
+				return;
+			snprintf(t->fail_reason, sizeof(t->fail_reason),
+				 "heartbeat: queue %u did not answer for heartbeat_timeout = %u s",
+				 q, t->pol.heartbeat_timeout);
+			log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
+				  (int)t->worker_pid);
+			t->heartbeat_kills++;
+			kill(t->worker_pid, SIGKILL);
+			return;
+		}
+		/* answered: the next PING after half the timeout */
+		if (now_ns - t->hb_sent_ns < limit / 2)
+			return;
+	}
+	ping.seq = ++t->hb_seq;
+	r = rf_msg_send(t->ipc_fd, RF_MSG_PING, 0, &ping, sizeof(ping), NULL, 0);
+	if (r < 0 && r != -EAGAIN) {
+		t->hb_sent_seq = 0;
+		return; /* the worker is going; SIGCHLD follows */
+	}
+	/* EAGAIN: the worker does not read; the PING counts as unanswered */
+	t->hb_sent_seq = ping.seq;
+	t->hb_sent_ns = now_ns;
+}
+
 static void watchdog_cb(int fd, short what, void *arg)
 {
 	struct rf_broker *b = arg;
 	struct timespec ts;
+	uint64_t now_ns;
 	size_t i;
 
 	(void)fd;
 	(void)what;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	for (i = 0; i < b->ntenants; i++)
-		watchdog_tenant(b->tenants[i],
-				(uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	for (i = 0; i < b->ntenants; i++) {
+		watchdog_tenant(b->tenants[i], now_ns);
+		heartbeat_tenant(b->tenants[i], now_ns);
+	}
 }
 
 void rf_watchdog_start(struct rf_broker *b)

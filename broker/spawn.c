@@ -221,8 +221,12 @@ int rf_worker_spawn(struct rf_tenant *t)
 	if (pid == 0)
 		child_exec(t->b->worker_path, sv[1], ring_fds, nq, &t->cg);
 	close(sv[1]);
+	/* the broker never waits on a worker: a worker that stops reading
+	 * makes a send fail (EAGAIN), not the event loop stall */
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	t->worker_pid = pid;
 	t->ipc_fd = sv[0];
+	t->hb_sent_seq = 0;
 	t->hello_seen = false;
 	t->ready_seen = false;
 	t->started = time(NULL);

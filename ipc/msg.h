@@ -35,7 +35,8 @@ enum rf_msg_type {
 	RF_MSG_SHUTDOWN = 6, /* broker -> worker */
 	RF_MSG_FAILED = 7, /* worker -> broker, start-up failed: errno + text */
 	RF_MSG_SECCOMP = 8, /* worker -> broker, a trapped system call; then it dies */
-	RF_MSG_TYPE_MAX = 9,
+	RF_MSG_PING = 9, /* broker -> worker: every queue thread acknowledges in the pool */
+	RF_MSG_TYPE_MAX = 10,
 };
 
 /* A worker that exits with this found its FUSE connection ended: there is
@@ -86,6 +87,10 @@ struct rf_msg_ring {
 struct rf_msg_ready {
 	uint32_t transport;
 	uint32_t nqueues;
+};
+
+struct rf_msg_ping {
+	uint64_t seq; /* queue threads copy it to rf_queue_stats.heartbeat */
 };
 
 struct rf_msg_log {

@@ -169,6 +169,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("pids_max", K_UINT, pids_max, 4, 4194304, 0),
 	MKEY("cpu_weight", K_UINT, cpu_weight, 1, 10000, 0),
 	MKEY("request_timeout", K_UINT, request_timeout, 1, 65535, 0),
+	MKEY("heartbeat_timeout", K_UINT, heartbeat_timeout, 0, 3600, 0),
 	MKEY("crash_limit", K_UINT, crash_limit, 1, RF_CRASH_LIMIT_MAX, 0),
 	MKEY("crash_window", K_UINT, crash_window, 1, 86400, 0),
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
@@ -333,6 +334,7 @@ static void mount_defaults(struct rf_mount_policy *m)
 	m->start_timeout = RF_DEFAULT_START_TIMEOUT;
 	m->crash_limit = RF_DEFAULT_CRASH_LIMIT;
 	m->crash_window = RF_DEFAULT_CRASH_WINDOW;
+	m->heartbeat_timeout = RF_DEFAULT_HEARTBEAT_TIMEOUT;
 	m->default_permissions = true;
 	strcpy(m->user, RF_DEFAULT_USER);
 	strcpy(m->group, RF_DEFAULT_GROUP);

@@ -43,6 +43,7 @@ struct rf_mount_policy {
 	uint32_t pids_max; /* cgroup pids limit; 0: none */
 	uint32_t cpu_weight; /* cgroup cpu weight 1..10000; 0: default */
 	uint32_t request_timeout; /* seconds; 0: none */
+	uint32_t heartbeat_timeout; /* seconds a worker has to answer PING; 0: none */
 	uint32_t crash_limit; /* deaths within crash_window that end restarts */
 	uint32_t crash_window; /* seconds */
 	bool allow_other;
@@ -71,6 +72,7 @@ struct rf_policy {
 #define RF_MAX_WRITE_MAX (1024 * 1024)
 #define RF_QUEUE_DEPTH_MAX 128
 #define RF_DEFAULT_START_TIMEOUT 30
+#define RF_DEFAULT_HEARTBEAT_TIMEOUT 10
 #define RF_DEFAULT_CRASH_LIMIT 5
 #define RF_DEFAULT_CRASH_WINDOW 60
 #define RF_CRASH_LIMIT_MAX 32

@@ -330,6 +330,17 @@ int main(int argc, char **argv)
 			continue;
 		if (r < 0 || m.hdr.type == RF_MSG_SHUTDOWN)
 			break;
+		if (m.hdr.type == RF_MSG_PING) {
+			struct rf_msg_ping ping;
+
+			/* each queue thread answers in the pool once woken: a
+			 * stuck thread, or a stuck main thread, stays silent */
+			memcpy(&ping, m.payload, sizeof(ping));
+			atomic_store(&W.ping_seq, ping.seq);
+			for (q = 0; q < W.nqueues; q++)
+				rf_queue_wake(&W.queues[q]);
+			continue;
+		}
 		rf_msg_close_fds(&m);
 		log_warnx("unexpected %s from the broker; ignored", rf_msg_name(m.hdr.type));
 	}

@@ -603,6 +603,8 @@ static void *queue_main(void *arg)
 		r = io_uring_submit_and_wait(&q->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
+		/* this thread is alive: answer the broker's heartbeat */
+		__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq), __ATOMIC_RELAXED);
 		io_uring_for_each_cqe (&q->ring, head, cqe) {
 			handle_cqe(q, cqe);
 			n++;

@@ -113,6 +113,7 @@ struct rf_worker {
 	atomic_uint registered; /* queues that have posted their entries */
 	atomic_uint queues_alive; /* queue threads still serving */
 	atomic_int conn_gone; /* the kernel ended the connection */
+	_Atomic uint64_t ping_seq; /* the broker's last PING, for queue threads to answer */
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
 };

@@ -2,7 +2,8 @@
 # A worker that dies holding a request: its successor answers that request
 # (EIO) on the io-uring path, where the kernel keeps it; on /dev/fuse the
 # kernel ends it itself. Five deaths in a minute fail the tenant, and
-# ringfencectl restart brings it back.
+# ringfencectl restart brings it back. A worker that stops answering the
+# broker's heartbeat is replaced; one busy with a request is not.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 rf_policy hg "$BUILD/tests/plugins/hang.so" ""
@@ -81,4 +82,39 @@ rf_wait_state hg failed
 grep -q "hg: the FUSE connection has ended; nothing to recover" "$T/broker.log" ||
 	rf_fail "no word of the ended connection"
 [ "$(rf_field mem state)" = running ] || rf_fail "the other tenant suffered"
+rf_stop
+
+rf_log "a frozen worker misses its heartbeat and is replaced"
+rm -f "$T/policy"
+MOUNTS=()
+rf_policy hb "$BUILD/tests/plugins/hang.so" "" "heartbeat_timeout = 2"
+rf_start hb
+W=$(rf_worker hb)
+kill -STOP "$W"
+start=$(date +%s)
+for _ in $(seq 100); do [ "$(rf_field hb generation)" = 1 ] && break; sleep 0.1; done
+took=$(($(date +%s) - start))
+rf_wait_state hb running
+[ "$(rf_field hb heartbeat_kills)" = 1 ] || rf_fail "heartbeat_kills = $(rf_field hb heartbeat_kills)"
+[ "$(rf_field hb generation)" = 1 ] || rf_fail "not replaced: $(rf_status hb)"
+[ "$(rf_worker hb)" != "$W" ] || rf_fail "the frozen worker $W is still the worker"
+kill -0 "$W" 2>/dev/null && rf_fail "the frozen worker $W is still alive"
+grep -q "hb: heartbeat: queue [0-9]* did not answer for heartbeat_timeout = 2 s; killing worker $W" \
+	"$T/broker.log" || rf_fail "no heartbeat kill in the log"
+[ $took -le 5 ] || rf_fail "replaced after $took s with heartbeat_timeout = 2"
+stat "$T/hb.mnt" >/dev/null || rf_fail "the mount does not serve after the heartbeat kill"
+rf_log "  replaced after $took s"
+
+rf_log "a worker holding a request is not a frozen one: request_timeout judges it"
+( stat "$T/hb.mnt/stuck" >/dev/null 2>&1 ) &
+client=$!
+sleep 5
+kill -0 "$client" || rf_fail "the stuck request did not wait"
+[ "$(rf_field hb heartbeat_kills)" = 1 ] || rf_fail "a busy worker was killed: $(rf_status hb)"
+[ "$(rf_field hb generation)" = 1 ] || rf_fail "a busy worker was replaced: $(rf_status hb)"
+# a client of a sent request cannot be killed: end the request instead
+kill -KILL "$(rf_worker hb)"
+for _ in $(seq 100); do kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$client" 2>/dev/null && rf_fail "the client still waits after its worker died"
+wait "$client" 2>/dev/null || true
 rf_stop

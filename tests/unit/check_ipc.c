@@ -95,6 +95,20 @@ START_TEST(test_log_string)
 }
 END_TEST
 
+START_TEST(test_ping_roundtrip)
+{
+	struct rf_msg_ping p = { .seq = 0x123456789ULL }, got;
+	struct rf_msg m;
+
+	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_PING, 0, &p, sizeof(p), NULL, 0), 0);
+	ck_assert_int_eq(rf_msg_recv(sv[0], &m), 0);
+	ck_assert_uint_eq(m.hdr.type, RF_MSG_PING);
+	memcpy(&got, m.payload, sizeof(got));
+	ck_assert_uint_eq(got.seq, 0x123456789ULL);
+	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_PING, 0, &p, sizeof(p) - 1, NULL, 0), -EMSGSIZE);
+}
+END_TEST
+
 START_TEST(test_send_refuses_bad_sizes)
 {
 	struct rf_msg_hello h = { 0 };
@@ -230,6 +244,7 @@ static Suite *ipc_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_hello_roundtrip);
+	tcase_add_test(tc, test_ping_roundtrip);
 	tcase_add_test(tc, test_config_passes_fd);
 	tcase_add_test(tc, test_log_string);
 	tcase_add_test(tc, test_send_refuses_bad_sizes);

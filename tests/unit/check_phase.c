@@ -9,6 +9,7 @@ static const struct {
 	uint32_t type;
 	int allowed[3];
 } cases[] = {
+	/* clang-format off */
 	{ RF_MSG_HELLO, { 1, 0, 0 } },
 	{ RF_MSG_READY, { 0, 1, 0 } },
 	{ RF_MSG_LOG, { 0, 1, 1 } },
@@ -17,8 +18,10 @@ static const struct {
 	{ RF_MSG_CONFIG, { 0, 0, 0 } },
 	{ RF_MSG_RING, { 0, 0, 0 } },
 	{ RF_MSG_SHUTDOWN, { 0, 0, 0 } },
+	{ RF_MSG_PING, { 0, 0, 0 } },
 	{ 0, { 0, 0, 0 } },
 	{ 4242, { 0, 0, 0 } },
+	/* clang-format on */
 };
 
 START_TEST(test_phase_table)

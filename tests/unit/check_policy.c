@@ -53,6 +53,10 @@ START_TEST(test_good_full)
 	ck_assert_str_eq(so, "/usr/lib/ringfence/plugins/passthrough.so");
 	ck_assert_str_eq(rf_policy_seccomp_path(p, m), "/etc/ringfence/strict.policy");
 	ck_assert_uint_eq(m->max_file_size, 2ULL << 30);
+	ck_assert_uint_eq(m->request_timeout, 30);
+	ck_assert_uint_eq(m->heartbeat_timeout, 0);
+	ck_assert_uint_eq(p->mounts[1].request_timeout, 0);
+	ck_assert_uint_eq(p->mounts[1].heartbeat_timeout, RF_DEFAULT_HEARTBEAT_TIMEOUT);
 	ck_assert_uint_eq(p->mounts[1].max_file_size, 0);
 	ck_assert_str_eq(rf_policy_seccomp_path(p, &p->mounts[1]), p->seccomp_policy);
 	m = &p->mounts[1];
@@ -97,6 +101,7 @@ static const struct {
 	{ "bad_size_align.policy", 4, "not a multiple of 4096" },
 	{ "bad_transport.policy", 4, "transport: expected auto, uring or classic" },
 	{ "bad_depth.policy", 4, "queue_depth: 0 is out of range" },
+	{ "bad_heartbeat.policy", 4, "heartbeat_timeout: 3601 is out of range 0..3600" },
 	{ "bad_bool.policy", 4, "allow_other: expected yes or no" },
 	{ "bad_duplicate_key.policy", 4, "plugin: set twice (first at line 3)" },
 	{ "bad_duplicate_mount.policy", 5, "[mount m]: name already used at line 1" },
