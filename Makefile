@@ -94,6 +94,7 @@ UNIT_DEPS_check_phase  := $(BUILD)/obj/broker/phase.o $(LIB)
 UNIT_DEPS_check_cgroup := $(BUILD)/obj/broker/cgroup.o $(LIB)
 UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
+UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC))
 	@mkdir -p $(dir $@)

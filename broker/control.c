@@ -204,6 +204,7 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("adopted", ctl ? ctl->adopted : 0);
 	C("adopted_rerun", ctl ? ctl->adopted_rerun : 0);
 	C("adopted_answered", ctl ? ctl->adopted_answered : 0);
+	C("rescued", ctl ? ctl->rescued : 0);
 	C("watchdog_kills", t->watchdog_kills);
 	C("heartbeat_kills", t->heartbeat_kills);
 	C("requests", s->requests);

@@ -104,9 +104,20 @@ struct rf_pool_ctl {
 	uint64_t adopted; /* requests successors answered for dead workers */
 	uint64_t adopted_rerun; /* ... of which run again in full */
 	uint64_t adopted_answered; /* ... of which the dead worker had answered */
-	uint64_t pad[6];
-	struct rf_queue_stats q[]; /* nqueues, then nslots struct rf_slot_state */
+	uint64_t rescued; /* requests a dead worker never received, ended EIO */
+	uint64_t pad[5];
+	/* nqueues struct rf_queue_stats, nslots struct rf_slot_state, then
+	 * the seen table: RF_SEEN_IDS uint64_t */
+	struct rf_queue_stats q[];
 };
+
+/*
+ * The ids of the last requests any worker of the mount received, indexed by
+ * (id / 2) % RF_SEEN_IDS. The kernel numbers requests 2, 4, 6, ... per
+ * connection; an id in the table's range that is not in it was never
+ * received: a successor asks each queue for it (see worker/queue.c).
+ */
+#define RF_SEEN_IDS 16384
 
 _Static_assert(sizeof(struct rf_queue_stats) % 64 == 0, "stats are whole cache lines");
 _Static_assert(sizeof(struct rf_pool_ctl) % 64 == 0, "stats stay cache aligned");
@@ -143,7 +154,8 @@ static inline int rf_pool_geom_init(struct rf_pool_geom *g, uint32_t nqueues, ui
 	g->slot_size = RF_SLOT_HDR_SIZE + payload_size;
 	ctl = rf_round_up(sizeof(struct rf_pool_ctl) +
 				  (uint64_t)nqueues * sizeof(struct rf_queue_stats) +
-				  (uint64_t)(nqueues * depth + 1) * sizeof(struct rf_slot_state),
+				  (uint64_t)(nqueues * depth + 1) * sizeof(struct rf_slot_state) +
+				  RF_SEEN_IDS * sizeof(uint64_t),
 			  RF_PAGE_SIZE);
 	total = ctl + (uint64_t)g->nslots * g->slot_size;
 	if (total > RF_POOL_STRIDE / 2)
@@ -167,6 +179,11 @@ static inline uint32_t rf_pool_slot_index(const struct rf_pool_geom *g, uint32_t
 static inline struct rf_slot_state *rf_pool_slot_state(struct rf_pool_ctl *ctl, uint32_t slot)
 {
 	return (struct rf_slot_state *)&ctl->q[ctl->nqueues] + slot;
+}
+
+static inline uint64_t *rf_pool_seen(struct rf_pool_ctl *ctl)
+{
+	return (uint64_t *)(rf_pool_slot_state(ctl, 0) + ctl->nslots);
 }
 
 #endif /* RINGFENCE_POOL_H */

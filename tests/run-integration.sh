@@ -9,16 +9,11 @@
 # Prints "integration: N passed, N failed, N skipped".
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TESTS_EXPLICIT=${TESTS:+1}
 TESTS=${TESTS:-"t_posix t_data t_plugins t_async t_lifecycle t_sandbox t_hostile t_limits t_control t_ops t_recovery t_faults"}
-# Tests that expose a known, documented problem on one transport (README,
-# "Known problems"): listed, not run and not counted there, unless asked
-# for by name (TESTS=t_faults TRANSPORTS=uring reproduces it).
-KNOWN_PROBLEM_uring=${KNOWN_PROBLEM_uring-"t_faults"}
 TRANSPORTS=${TRANSPORTS:-"uring classic"}
 LIMIT=${TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0
-failed="" notrun=""
+failed=""
 
 if [ "$(id -u)" != 0 ]; then
 	echo "integration: needs root (mounts, rings); run: sudo make check" >&2
@@ -42,12 +37,6 @@ for tr in $TRANSPORTS; do
 		host_uring N
 	fi
 	for t in $TESTS; do
-		known=KNOWN_PROBLEM_$tr
-		if [ -z "${TESTS_EXPLICIT:-}" ] && [[ " ${!known:-} " == *" $t "* ]]; then
-			echo "NOT RUN $t ($tr): a known problem, see README \"Known problems\""
-			notrun="$notrun $t/$tr"
-			continue
-		fi
 		start=$(date +%s)
 		echo "== $t ($tr)"
 		TRANSPORT=$tr timeout -k 10 "$LIMIT" bash "$ROOT/tests/integration/$t.sh"
@@ -62,7 +51,6 @@ for tr in $TRANSPORTS; do
 	done
 done
 [ -n "$failed" ] && echo "failed:$failed"
-[ -n "$notrun" ] && echo "not run (known problems):$notrun"
 echo "integration: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] || exit 1
 if [ "$skip" -ne 0 ] && [ "${RINGFENCE_REQUIRE_ALL:-0}" = 1 ]; then

@@ -242,6 +242,9 @@ int main(int argc, char **argv)
 	for (q = 0; q < W.nqueues; q++)
 		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
 	setup_queues();
+	W.seen = rf_pool_seen(W.ctl);
+	if (W.cfg.adopt)
+		rf_rescue_plan(&W);
 
 	/* Trusted start-up: open what the plugin will need, then enter the
 	 * sandbox (sandbox.c says what each step does). */

@@ -33,6 +33,7 @@ enum {
 	TAG_CREAD = 3, /* classic READ of /dev/fuse */
 	TAG_CWRITE = 4, /* classic reply WRITE */
 	TAG_WAKE = 5, /* eventfd read */
+	TAG_PROBE = 6, /* COMMIT_AND_FETCH for a lost request; the id above the tag */
 	TAG_MASK = 7,
 };
 
@@ -140,6 +141,188 @@ static void adopt(struct rf_req *req)
 			 req->ss->commit_id);
 	set_data(sqe, req, TAG_CMD);
 	req->state = RQ_WAIT;
+}
+
+/*
+ * Requests no worker received. The kernel gives a request to an idle entry
+ * and finishes the hand-over in the task that owns the entry's ring; if that
+ * task dies first, the request stays with the dead entry, its client waits
+ * for good, and no header in the pool names it. Its id, though, is one that
+ * no worker received (the seen table). So a successor asks each queue for
+ * every such id, newest first, with COMMIT_AND_FETCH and an EIO answer
+ * placed in every slot the dead entry may have used: a miss costs an ENOENT
+ * (and a line in the kernel log), a hit ends the lost request with EIO.
+ *
+ * A hit leaves us the dead entry, which fetches its next request into the
+ * dead entry's slot: one of the candidates, we do not know which. Its first
+ * fetch overwrites the commit id we left in that slot's header, which tells
+ * us. Until every such entry has shown itself, candidate slots get no fresh
+ * entry (RQ_RESERVED); the broker's kick after a respawn usually makes them
+ * show at once. Newest first keeps probes off requests that arrive for an
+ * inherited entry meanwhile: those are newer than every id still to ask for.
+ */
+/* Every candidate slot answers @id with EIO; its commit id is the marker. */
+static void probe_arm(struct rf_queue *q, uint64_t id)
+{
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
+	uint32_t e;
+
+	for (e = 0; e < q->w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		struct fuse_uring_req_header *h = (void *)req->hdr;
+
+		if (!req->candidate || req->state != RQ_IDLE)
+			continue;
+		memcpy(h->in_out, &oh, sizeof(oh));
+		h->ring_ent_in_out.payload_sz = 0;
+		h->ring_ent_in_out.commit_id = 0;
+		req->mark = 0;
+	}
+}
+
+static void register_reserved(struct rf_queue *q)
+{
+	uint32_t e;
+
+	for (e = 0; e < q->w->cfg.depth; e++)
+		if (q->reqs[e].state == RQ_RESERVED) {
+			q->reqs[e].candidate = false;
+			post_register(&q->reqs[e]);
+		}
+}
+
+/* A fresh entry for @req's slot, unless an inherited entry may be on it. */
+static void register_or_reserve(struct rf_req *req)
+{
+	if (req->candidate && req->q->floating > 0) {
+		req->state = RQ_RESERVED;
+		return;
+	}
+	req->candidate = false;
+	post_register(req);
+}
+
+/* An inherited entry fetched a request: find the slot it wrote. */
+static void inherited_fetched(struct rf_queue *q)
+{
+	uint32_t e;
+
+	for (e = 0; e < q->w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		const struct fuse_uring_req_header *h = (const void *)req->hdr;
+
+		if (!req->candidate || (req->state != RQ_IDLE && req->state != RQ_RESERVED) ||
+		    h->ring_ent_in_out.commit_id == req->mark)
+			continue;
+		req->candidate = false;
+		q->floating--;
+		log_debug("queue %u: the entry of a lost request fetched into slot %u", q->qid, e);
+		uring_fetched(req);
+		if (q->floating <= 0)
+			register_reserved(q);
+		return;
+	}
+	/* a request in a slot we cannot find would wait for good: die, and
+	 * let the next worker end it */
+	fatalx("queue %u: an inherited entry fetched into no slot we know", q->qid);
+}
+
+static void probe_done(struct rf_queue *q, uint64_t id, int res)
+{
+	if (res == 0) {
+		inherited_fetched(q);
+		return;
+	}
+	if (id == q->probe_id) {
+		q->probe_missed = true;
+		if (res != -ENOENT)
+			log_warnx("queue %u: asking for request %llu: %s", q->qid,
+				  (unsigned long long)id, strerror(-res));
+		return;
+	}
+	/* an inherited entry ended before fetching anything */
+	q->floating--;
+	if (q->floating <= 0)
+		register_reserved(q);
+}
+
+static void reap(struct rf_queue *q);
+
+static void rescue(struct rf_queue *q)
+{
+	struct rf_worker *w = q->w;
+	struct saved {
+		char oh[sizeof(struct fuse_out_header)];
+		struct fuse_uring_ent_in_out eio;
+	} * sv;
+	uint32_t e, i, hits = 0, asked = 0;
+	int r;
+
+	if (!w->nrescue)
+		return;
+	sv = calloc(w->cfg.depth, sizeof(*sv));
+	if (!sv)
+		fatal("calloc");
+	/* a FETCHED slot's entry still holds the request recorded there */
+	for (e = 0; e < w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		const struct fuse_uring_req_header *h = (const void *)req->hdr;
+
+		req->candidate = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) !=
+				 RF_SLOT_FETCHED;
+		memcpy(sv[e].oh, h->in_out, sizeof(sv[e].oh));
+		memcpy(&sv[e].eio, &h->ring_ent_in_out, sizeof(sv[e].eio));
+	}
+	for (i = 0; i < w->nrescue && !atomic_load(&w->conn_gone); i++) {
+		uint64_t id = w->rescue[i];
+		struct io_uring_sqe *sqe;
+
+		if (rf_seen(w, id))
+			continue;
+		probe_arm(q, id);
+		q->probe_id = id;
+		q->probe_missed = false;
+		sqe = get_sqe(q);
+		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid, id);
+		sqe->user_data = (id << 3) | TAG_PROBE;
+		/* submit, and run the task work of whatever the kernel did */
+		r = io_uring_submit_and_get_events(&q->ring);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
+		reap(q);
+		asked++;
+		if (q->probe_missed) {
+			/* no queue has it: it was answered some other way (or
+			 * its client gave up first); do not ask again */
+			if (atomic_fetch_add(&w->rescue_misses[i], 1) + 1 == w->nqueues &&
+			    id <= w->rescue_hi)
+				rf_seen_record(w, id);
+			continue;
+		}
+		rf_seen_record(w, id);
+		hits++;
+		q->floating++;
+		__atomic_fetch_add(&w->ctl->rescued, 1, __ATOMIC_RELAXED);
+		log_warnx("queue %u: request %llu never reached a worker: ended it with EIO",
+			  q->qid, (unsigned long long)id);
+	}
+	q->probe_id = 0;
+	/* put back what adoption reads; empty slots keep the marker */
+	for (e = 0; e < w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		struct fuse_uring_req_header *h = (void *)req->hdr;
+
+		if (!req->candidate || req->state != RQ_IDLE)
+			continue;
+		if (__atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_NONE)
+			continue;
+		memcpy(h->in_out, sv[e].oh, sizeof(sv[e].oh));
+		memcpy(&h->ring_ent_in_out, &sv[e].eio, sizeof(sv[e].eio));
+		req->mark = sv[e].eio.commit_id;
+	}
+	free(sv);
+	log_info("queue %u: asked for %u request ids no worker received: %u found", q->qid, asked,
+		 hits);
 }
 
 static void post_classic_read(struct rf_req *req)
@@ -360,6 +543,7 @@ static void drain_mbox(struct rf_queue *q)
  * the request arrived (for latency and the broker's watchdog). */
 static void record_fetch(struct rf_req *req)
 {
+	rf_seen_record(req->q->w, req->in.unique);
 	req->start_ns = rf_now_ns();
 	req->ss->commit_id = req->in.unique;
 	req->ss->opcode = req->in.opcode;
@@ -414,6 +598,7 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		post_classic_read(req);
 		return;
 	}
+	rf_seen_record(q->w, req->in.unique);
 	if (rf_dispatch_noreply(q->w, q, &req->in, buf + sizeof(req->in),
 				n - (uint32_t)sizeof(req->in))) {
 		post_classic_read(req);
@@ -462,6 +647,9 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 	int res = cqe->res;
 
 	switch (tag) {
+	case TAG_PROBE:
+		probe_done(q, cqe->user_data >> 3, res);
+		return;
 	case TAG_WAKE:
 		drain_mbox(q);
 		if (!atomic_load(&q->w->stop))
@@ -471,6 +659,7 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		if (req->adopting) {
 			req->adopting = false;
 			if (res == 0) {
+				req->candidate = false;
 				__atomic_fetch_add(&q->w->ctl->adopted, 1, __ATOMIC_RELAXED);
 				log_info("queue %u: finished request %llu (%s) of a dead worker",
 					 q->qid, (unsigned long long)req->in.unique,
@@ -481,7 +670,7 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 			if (res == -ENOENT) {
 				/* it had been answered after all: a fresh entry */
 				__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
-				post_register(req);
+				register_or_reserve(req);
 				return;
 			}
 		}
@@ -544,6 +733,18 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 	}
 }
 
+static void reap(struct rf_queue *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+
+	io_uring_for_each_cqe (&q->ring, head, cqe) {
+		handle_cqe(q, cqe);
+		n++;
+	}
+	io_uring_cq_advance(&q->ring, n);
+}
+
 static int install_wake(struct rf_queue *q)
 {
 	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_WAKE,
@@ -574,16 +775,20 @@ static void *queue_main(void *arg)
 	if (r < 0)
 		fatalx("queue %u: install wake-up eventfd: %s", q->qid, strerror(-r));
 	post_wake_read(q);
+	if (w->cfg.adopt)
+		rescue(q);
 	for (i = 0; i < q->nreqs; i++) {
 		struct rf_req *req = &q->reqs[i];
 
 		if (req->classic)
 			post_classic_read(req);
+		else if (req->state != RQ_IDLE)
+			continue; /* an inherited entry's, serving already */
 		else if (w->cfg.adopt &&
 			 __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_NONE)
 			adopt(req);
 		else
-			post_register(req);
+			register_or_reserve(req);
 	}
 	q->live = q->nreqs;
 	r = io_uring_submit(&q->ring);
@@ -597,19 +802,12 @@ static void *queue_main(void *arg)
 	pthread_mutex_unlock(&w->start_lock);
 
 	while (!atomic_load(&w->stop) && q->live && !atomic_load(&w->conn_gone)) {
-		struct io_uring_cqe *cqe;
-		unsigned int head, n = 0;
-
 		r = io_uring_submit_and_wait(&q->ring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
 		/* this thread is alive: answer the broker's heartbeat */
 		__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq), __ATOMIC_RELAXED);
-		io_uring_for_each_cqe (&q->ring, head, cqe) {
-			handle_cqe(q, cqe);
-			n++;
-		}
-		io_uring_cq_advance(&q->ring, n);
+		reap(q);
 	}
 	if (!atomic_load(&w->stop)) {
 		log_info("queue %u: every entry ended; the connection is gone", q->qid);

@@ -31,6 +31,7 @@ enum rf_req_state {
 	RQ_DATA, /* a fixed-buffer data op is in flight */
 	RQ_REPLY, /* classic reply WRITE in flight */
 	RQ_DEAD, /* the kernel tore the entry down */
+	RQ_RESERVED, /* held back: an entry we cannot place may be using the slot */
 };
 
 /* One slot of the pool, serving one FUSE entry (or the /dev/fuse reader). */
@@ -39,6 +40,8 @@ struct rf_req {
 	uint32_t idx; /* entry index in its queue; depth for the reader */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
+	bool candidate; /* a dead entry that ended a lost request may use this slot */
+	uint64_t mark; /* the header's commit id as we left it, while a candidate */
 	struct rf_slot_state *ss; /* this slot's record in the pool */
 	enum rf_req_state state;
 	char *hdr; /* slot header area */
@@ -85,6 +88,9 @@ struct rf_queue {
 	struct rf_req *mbox;
 	struct rf_queue_stats *stats;
 	uint32_t live; /* entries still known to the kernel */
+	int32_t floating; /* entries inherited by ending a lost request, slot unknown */
+	uint64_t probe_id; /* the lost request being asked for */
+	bool probe_missed; /* ... and the kernel does not have it here */
 };
 
 /*
@@ -113,6 +119,11 @@ struct rf_worker {
 	atomic_uint registered; /* queues that have posted their entries */
 	atomic_uint queues_alive; /* queue threads still serving */
 	atomic_int conn_gone; /* the kernel ended the connection */
+	uint64_t *seen; /* the pool's table of received request ids */
+	uint64_t *rescue; /* ids no worker received, newest first */
+	_Atomic uint32_t *rescue_misses; /* queues that do not have it */
+	uint64_t rescue_hi; /* the newest id received: ids up to it were issued */
+	uint32_t nrescue;
 	_Atomic uint64_t ping_seq; /* the broker's last PING, for queue threads to answer */
 	pthread_mutex_t start_lock;
 	pthread_cond_t start_cond;
@@ -120,6 +131,14 @@ struct rf_worker {
 
 /* queue.c */
 int rf_queue_start(struct rf_queue *q);
+
+/* rescue.c: the pool's table of received request ids (@id / 2 indexes it;
+ * odd ids, interrupts, are not recorded), and a successor's list of the ids
+ * in its range that no worker received, newest first, plus the next
+ * 2 * (nslots + 16) ids past the newest received. */
+void rf_seen_record(struct rf_worker *w, uint64_t id);
+bool rf_seen(const struct rf_worker *w, uint64_t id);
+void rf_rescue_plan(struct rf_worker *w);
 void rf_queue_wake(struct rf_queue *q);
 /* Called by the reply functions once a reply is complete. */
 void rf_req_finish(struct rf_req *req);

@@ -84,8 +84,10 @@ START_TEST(test_pool_geometry)
 	ck_assert_uint_eq(g.nslots, 17);
 	ck_assert_uint_eq(g.slot_size, 4096 + (1 << 20));
 	ck_assert_uint_eq(g.ctl_size % 4096, 0);
-	ck_assert_uint_ge(g.ctl_size,
-			  sizeof(struct rf_pool_ctl) + 2 * sizeof(struct rf_queue_stats));
+	ck_assert_uint_ge(g.ctl_size, sizeof(struct rf_pool_ctl) +
+					      2 * sizeof(struct rf_queue_stats) +
+					      17 * sizeof(struct rf_slot_state) +
+					      RF_SEEN_IDS * sizeof(uint64_t));
 	ck_assert_uint_eq(g.total_size, g.ctl_size + 17ULL * g.slot_size);
 	ck_assert_uint_eq(rf_pool_slot_index(&g, 1, 3), 11);
 	ck_assert_uint_eq(rf_pool_slot_offset(&g, 1) % 4096, 0);
