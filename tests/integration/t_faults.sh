@@ -2,7 +2,8 @@
 # Fault injection: four clients write and read files while the worker is
 # killed again and again (sometimes twice in a row, so that a successor dies
 # while adopting). Afterwards: no client is stuck, every write that was
-# acknowledged is there byte for byte, and the mount serves. On io-uring,
+# acknowledged is there byte for byte (fio verify=crc32c runs too), and the
+# mount serves. On io-uring,
 # requests the kernel had handed to a dying worker are found and ended
 # (rescued) by its successor.
 . "$(dirname "$0")/lib.sh"
@@ -26,12 +27,27 @@ client() { # N: write, read back; log what was acknowledged
 		dd if="$M/c$n.$((i > 1 ? i - 1 : 1))" of=/dev/null bs=256K $iflag status=none 2>/dev/null || true
 	done
 }
+# fio writes each file and reads it back checking crc32c; a run that ends
+# without error had its data acknowledged, and it is checked again at the end
+FIO_ARGS=(--rw=write --bs=256k --size=2M --ioengine=psync --verify=crc32c --do_verify=1)
+fio_client() {
+	local i
+	for i in $(seq 1000); do
+		[ -e "$T/stop" ] && break
+		if fio --name=v --filename="$M/v.$i" "${FIO_ARGS[@]}" --output=/dev/null 2>/dev/null; then
+			echo "v.$i" >>"$T/acked.fio"
+		fi
+	done
+}
 pids=()
 for n in 1 2 3 4; do
 	client $n &
 	pids+=($!)
 	EXTRA_PIDS+=($!)
 done
+fio_client &
+pids+=($!)
+EXTRA_PIDS+=($!)
 
 rf_log "killing the worker $KILLS times under load"
 for k in $(seq "$KILLS"); do
@@ -74,7 +90,14 @@ for n in 1 2 3 4; do
 	done <"$T/acked.$n"
 done
 [ "$total" -gt 0 ] || rf_fail "no write was acknowledged at all"
-rf_log "  $total acknowledged files intact; $(rf_field pt crashes) deaths, adopted $(rf_field pt adopted), rescued $(rf_field pt rescued)"
+nfio=0
+while read -r f; do
+	fio --name=v --filename="$M/$f" "${FIO_ARGS[@]}" --verify_only --output="$T/fio.out" ||
+		rf_fail "fio: $f was written and verified under fire, and now fails: $(cat "$T/fio.out")"
+	nfio=$((nfio + 1))
+done <"$T/acked.fio"
+[ "$nfio" -gt 0 ] || rf_fail "no fio run completed at all"
+rf_log "  $total acknowledged files and $nfio fio-verified files intact; $(rf_field pt crashes) deaths, adopted $(rf_field pt adopted), rescued $(rf_field pt rescued)"
 rf_log "  $(grep -c 'never reached a worker' "$T/broker.log") lost requests ended; asked: $(grep -o 'asked for [0-9]*' "$T/broker.log" | awk '{print $3}' | tr '\n' ' ')"
 [ "$(rf_field pt crashes)" -ge "$KILLS" ] || rf_fail "crashes = $(rf_field pt crashes)"
 echo after >"$M/after" && [ "$(cat "$M/after")" = after ] || rf_fail "the mount does not serve"
