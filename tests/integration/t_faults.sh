@@ -3,9 +3,8 @@
 # killed again and again (sometimes twice in a row, so that a successor dies
 # while adopting). Afterwards: no client is stuck, every write that was
 # acknowledged is there byte for byte (fio verify=crc32c runs too), and the
-# mount serves. On io-uring,
-# requests the kernel had handed to a dying worker are found and ended
-# (rescued) by its successor.
+# mount serves. On io-uring, requests the kernel had handed to a dying
+# worker are found and ended (rescued) by its successor.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 rf_policy pt passthrough "$T/src" "crash_limit = 32" "crash_window = 60"
