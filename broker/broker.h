@@ -90,6 +90,7 @@ struct rf_broker {
 	size_t ntenants;
 	uint32_t nqueues; /* possible CPUs */
 	int foreground;
+	unsigned int bench; /* RF_BENCH_*, from --bench-unsafe */
 	char worker_path[PATH_MAX];
 	int ctl_fd;
 	struct event *ctl_ev;

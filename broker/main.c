@@ -16,6 +16,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "msg.h"
 #include "seccomp_policy.h"
 
 static void usage(FILE *f)
@@ -32,6 +33,12 @@ static void usage(FILE *f)
 		   "  -f, --foreground    stay in the foreground and log to stderr\n"
 		   "  -d, --debug         log debug messages too\n"
 		   "  -h, --help          this text\n"
+		   "      --bench-unsafe LIST\n"
+		   "                      for make bench only, to measure what the defaults\n"
+		   "                      cost: no-sandbox (workers get no namespaces, no new\n"
+		   "                      root and no seccomp) and/or plain-io (file data by\n"
+		   "                      pread/pwrite instead of fixed-buffer ops), comma-\n"
+		   "                      separated. Never in production.\n"
 		   "\n"
 		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
@@ -164,6 +171,31 @@ static void on_sighup(int sig, short what, void *arg)
 	rf_notify("READY=1");
 }
 
+static int parse_bench(const char *arg, unsigned int *flags)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		fprintf(stderr, "ringfenced: --bench-unsafe: '%s' is too long\n", arg);
+		return -1;
+	}
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "no-sandbox")) {
+			*flags |= RF_BENCH_NO_SANDBOX;
+		} else if (!strcmp(tok, "plain-io")) {
+			*flags |= RF_BENCH_PLAIN_IO;
+		} else {
+			fprintf(stderr,
+				"ringfenced: --bench-unsafe: unknown '%s' (expected no-sandbox, "
+				"plain-io)\n",
+				tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void find_worker(struct rf_broker *b)
 {
 	char self[PATH_MAX];
@@ -194,6 +226,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "bench-unsafe", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_broker b = { .ctl_fd = -1 };
@@ -221,6 +254,10 @@ int main(int argc, char **argv)
 			}
 			return 0;
 		}
+		case 'B':
+			if (parse_bench(optarg, &b.bench) < 0)
+				return 2;
+			break;
 		case 'f':
 			b.foreground = 1;
 			break;
@@ -247,6 +284,10 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
 	find_worker(&b);
+	if (b.bench)
+		log_warnx("--bench-unsafe:%s%s: for benchmarks only",
+			  b.bench & RF_BENCH_NO_SANDBOX ? " workers run WITHOUT their sandbox" : "",
+			  b.bench & RF_BENCH_PLAIN_IO ? " file data by pread/pwrite" : "");
 	b.nqueues = rf_possible_cpus();
 	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");

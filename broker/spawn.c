@@ -130,6 +130,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.max_file_size = t->pol.max_file_size;
 	c.generation = t->generation;
 	c.responder = t->responder;
+	c.bench = t->b->bench;
 	c.adopt = t->generation > 0 && t->conn.transport == RF_XPORT_URING;
 	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
 	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));
@@ -208,8 +209,11 @@ int rf_worker_spawn(struct rf_tenant *t)
 	 * PID namespace, with no network, no IPC objects, its own hostname and
 	 * a mount namespace in which it builds its root. */
 	pid = (pid_t)syscall(SYS_clone,
-			     CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-				     CLONE_NEWPID | SIGCHLD,
+			     (t->b->bench & RF_BENCH_NO_SANDBOX
+				      ? 0
+				      : CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+						CLONE_NEWPID) |
+				     SIGCHLD,
 			     NULL, NULL, NULL, 0);
 	if (pid < 0) {
 		r = -errno;

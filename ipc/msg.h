@@ -71,12 +71,17 @@ struct rf_msg_config {
 	uint64_t max_file_size; /* 0: unlimited */
 	uint32_t adopt; /* answer what the previous generation left fetched */
 	uint32_t responder; /* load no plugin: answer every request EIO */
+	uint32_t bench; /* RF_BENCH_*: ringfenced --bench-unsafe, never from a policy */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];
 	char options[RF_OPTIONS_MAX];
 	char seccomp_policy[RF_PATH_MAX];
 };
+
+/* Switches for make bench only, to measure what the defaults cost. */
+#define RF_BENCH_NO_SANDBOX 1u /* no namespaces, no new root, no seccomp */
+#define RF_BENCH_PLAIN_IO 2u /* file data by pread/pwrite, not fixed-buffer ops */
 
 struct rf_msg_ring {
 	uint32_t qid;

@@ -209,6 +209,7 @@ int main(int argc, char **argv)
 	struct rf_msg_ready ready;
 	struct rf_sc_policy *sc_policy = NULL;
 	int c, plugin_fd, err;
+	bool sandbox;
 	uint32_t q;
 
 	W.ipc_fd = -1;
@@ -256,15 +257,19 @@ int main(int argc, char **argv)
 		if (err < 0)
 			fail(-err, "seccomp policy %s: %s", W.cfg.seccomp_policy, sc_err);
 	}
-	err = rf_sandbox_fs(W.cfg.source, (int)W.cfg.read_only);
+	sandbox = !(W.cfg.bench & RF_BENCH_NO_SANDBOX);
+	if (!sandbox)
+		log_warnx("running WITHOUT the sandbox (ringfenced --bench-unsafe)");
+	err = sandbox ? rf_sandbox_fs(W.cfg.source, (int)W.cfg.read_only) : 0;
 	if (err < 0)
 		fail(-err, "build the sandbox root (source %s)",
 		     W.cfg.source[0] ? W.cfg.source : "none");
 	W.source_fd = -1;
 	if (W.cfg.source[0]) {
-		W.source_fd = open("/source", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		W.source_fd =
+			open(sandbox ? "/source" : W.cfg.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (W.source_fd < 0)
-			fail(errno, "open /source in the sandbox");
+			fail(errno, "open %s", sandbox ? "/source in the sandbox" : W.cfg.source);
 	}
 	err = rf_sandbox_limits(RF_WORKER_NOFILE, RF_WORKER_DATA,
 				W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY);
@@ -273,7 +278,7 @@ int main(int argc, char **argv)
 	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);
 	if (err < 0)
 		fail(-err, "drop to uid %u gid %u", W.cfg.uid, W.cfg.gid);
-	err = rf_sandbox_seccomp_base(W.ipc_fd);
+	err = sandbox ? rf_sandbox_seccomp_base(W.ipc_fd) : 0;
 	if (err < 0)
 		fail(-err, "install the seccomp deny list");
 
@@ -304,7 +309,7 @@ int main(int argc, char **argv)
 
 	/* The plugin is initialised: stack seccomp.policy on the deny list,
 	 * across every thread it may have started. */
-	err = rf_sc_policy_load_filter(sc_policy);
+	err = sandbox ? rf_sc_policy_load_filter(sc_policy) : 0;
 	if (err < 0)
 		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
 	rf_sc_policy_free(sc_policy);

@@ -403,6 +403,8 @@ static void commit(struct rf_req *req)
 	}
 }
 
+static void data_done(struct rf_req *req, int res);
+
 /* Submit the next piece of a fixed-buffer data op. */
 static void post_data(struct rf_req *req)
 {
@@ -410,6 +412,17 @@ static void post_data(struct rf_req *req)
 	uint32_t slot = RF_FILE_SLOT_DATA + req->idx;
 	struct io_uring_sqe *sqe;
 
+	if (q->w->cfg.bench & RF_BENCH_PLAIN_IO) {
+		/* make bench's comparison: the same transfer by system call */
+		ssize_t n = req->fd_op == RF_FDOP_READ
+				    ? pread(req->fd, req->payload + req->done, req->len - req->done,
+					    (off_t)(req->off + req->done))
+				    : pwrite(req->fd, req->payload + req->done,
+					     req->len - req->done, (off_t)(req->off + req->done));
+
+		data_done(req, n < 0 ? -errno : (int)n);
+		return;
+	}
 	sqe = get_sqe(q);
 	if (req->fd_op == RF_FDOP_READ)
 		io_uring_prep_read_fixed(sqe, (int)slot, req->payload + req->done,
@@ -446,7 +459,9 @@ static void start_data(struct rf_req *req)
 	/* Install the plugin's file in this entry's slot; the ring keeps its
 	 * own reference, so a plugin closing the fd early cannot redirect
 	 * the op to another file. */
-	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	r = q->w->cfg.bench & RF_BENCH_PLAIN_IO
+		    ? 0
+		    : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
 	if (r < 0) {
 		req->error = r == -EBADF ? EBADF : EIO;
 		req->fd_op = RF_FDOP_NONE;
@@ -464,7 +479,9 @@ static void data_done(struct rf_req *req, int res)
 	struct rf_queue *q = req->q;
 
 	if (res > 0) {
-		if (req->fd_op == RF_FDOP_READ) {
+		if (q->w->cfg.bench & RF_BENCH_PLAIN_IO) {
+			/* not a fixed-buffer op: nothing to count */
+		} else if (req->fd_op == RF_FDOP_READ) {
 			q->stats->read_fixed_ops++;
 			q->stats->read_fixed_bytes += (uint64_t)res;
 		} else {

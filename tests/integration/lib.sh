@@ -115,7 +115,8 @@ rf_field() {
 # Start the broker on $T/policy and wait until every tenant in $@ runs.
 rf_start() {
 	local i t ok
-	"$RINGFENCED" -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+	# shellcheck disable=SC2086 # RF_BROKER_ARGS: extra words, e.g. --bench-unsafe=...
+	"$RINGFENCED" ${RF_BROKER_ARGS:-} -f -c "$T/policy" >"$T/broker.log" 2>&1 &
 	BROKER_PID=$!
 	for i in $(seq 100); do
 		ok=1

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Bulk data through the passthrough plugin: a 256 MiB file round trip with
 # checksums through the mount and the backing directory, four concurrent
-# writers, and a short fio run with verification.
+# writers, and a short fio run with verification. Then make bench's
+# switches (ringfenced --bench-unsafe) do what they say.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 rf_policy pt passthrough "$T/src"
@@ -51,4 +52,43 @@ rb=$(rf_field pt read_fixed_bytes) wb=$(rf_field pt write_fixed_bytes)
 [ "$wb" -ge $((256 << 20)) ] || rf_fail "only $wb bytes went through WRITE_FIXED"
 [ "$rb" -ge $((256 << 20)) ] || rf_fail "only $rb bytes went through READ_FIXED"
 rf_assert_worker_fenced "$(rf_worker pt)"
+rf_stop
+
+# rf_roundtrip: 8 MiB through the mount (O_DIRECT both ways), compared
+rf_roundtrip() {
+	head -c $((8 << 20)) /dev/urandom >"$T/p.in"
+	dd if="$T/p.in" of="$M/p" bs=1M oflag=direct status=none || rf_fail "write 8 MiB"
+	dd if="$M/p" of="$T/p.out" bs=1M iflag=direct status=none || rf_fail "read 8 MiB"
+	cmp -s "$T/p.in" "$T/p.out" || rf_fail "8 MiB came back different"
+	cmp -s "$T/p.in" "$S/p" || rf_fail "8 MiB reached the backing file different"
+}
+
+rf_log "--bench-unsafe: a bad switch is refused"
+out=$("$RINGFENCED" --bench-unsafe=no-sandbox,bogus -f -c "$T/policy" 2>&1) &&
+	rf_fail "--bench-unsafe=bogus was accepted"
+echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io)" || rf_fail "said: $out"
+
+rf_log "--bench-unsafe=plain-io: file data by pread/pwrite, none by fixed-buffer ops"
+rm -f "$T/policy"
+MOUNTS=()
+printf '@include %s\npread64: 1\npwrite64: 1\n' "$ROOT/seccomp.policy" >"$T/plain.seccomp"
+rf_policy pt passthrough "$S" "seccomp_policy = $T/plain.seccomp"
+RF_BROKER_ARGS=--bench-unsafe=plain-io rf_start pt
+rf_roundtrip
+[ "$(rf_field pt read_fixed_bytes)" = 0 ] || rf_fail "READ_FIXED used: $(rf_field pt read_fixed_bytes)"
+[ "$(rf_field pt write_fixed_bytes)" = 0 ] || rf_fail "WRITE_FIXED used"
+[ "$(rf_field pt bytes_read)" -ge $((8 << 20)) ] || rf_fail "bytes_read = $(rf_field pt bytes_read)"
+rf_assert_worker_fenced "$(rf_worker pt)"
+rf_stop
+
+rf_log "--bench-unsafe=no-sandbox: no seccomp, no namespaces, same data path"
+RF_BROKER_ARGS=--bench-unsafe=no-sandbox rf_start pt
+W=$(rf_worker pt)
+grep -q '^Seccomp:[[:space:]]*0' "/proc/$W/status" || rf_fail "worker $W has a seccomp filter"
+[ "$(readlink "/proc/$W/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] ||
+	rf_fail "worker $W is in a mount namespace of its own"
+grep -q '^Uid:[[:space:]]*65534' "/proc/$W/status" || rf_fail "worker uid is not the tenant's"
+grep -q "workers run WITHOUT their sandbox" "$T/broker.log" || rf_fail "no warning in the log"
+rf_roundtrip
+[ "$(rf_field pt read_fixed_bytes)" -ge $((8 << 20)) ] || rf_fail "READ_FIXED not used"
 rf_stop
