@@ -126,7 +126,9 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	@./tools/demo.sh
 
+# the libfuse peer is built from libfuse3-dev's examples; gnuplot draws
 bench: deps
+	@./tools/install-deps.sh libfuse3-dev gnuplot-nox
 	$(Q)$(MAKE) --no-print-directory all
 	@./bench/run.sh
 

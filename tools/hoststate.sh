@@ -37,9 +37,11 @@ stop_broker() {
 # start_broker CTL SOCKET N RINGFENCED POLICY LOG: start RINGFENCED on POLICY
 # (logging to LOG), set BROKER to its pid, and wait up to 10 s for N
 # running tenants
+# start_broker CTL SOCKET NTENANTS RINGFENCED POLICY LOG [BROKER ARGS...]
 start_broker() {
 	local ctl=$1 sock=$2 n=$3 bin=$4 policy=$5 log=$6
-	"$bin" -f -c "$policy" 2>"$log" &
+	shift 6
+	"$bin" "$@" -f -c "$policy" 2>"$log" &
 	# shellcheck disable=SC2034 # the caller reads it
 	BROKER=$!
 	for _ in $(seq 100); do

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Install the Debian packages ringfence needs to build, test and benchmark,
-# only those missing. Runs as root (apt-get); prints what it does.
+# Install the Debian packages ringfence needs to build and test, and any
+# named as arguments, only those missing. Runs as root (apt-get); prints
+# what it does.
 set -eu
-PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux"
+# extra packages may be named on the command line (make bench adds its own)
+PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux $*"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -25,8 +25,9 @@
 #include "seccomp_policy.h"
 #include "worker.h"
 
-/* descriptors a worker may hold: pool, rings, plugin files */
-#define RF_WORKER_NOFILE 4096
+/* descriptors a worker may hold: pool, rings, plugin files (passthrough
+ * keeps one per inode the kernel knows); the host's hard limit if lower */
+#define RF_WORKER_NOFILE 65536
 /* private memory of the worker and its plugin (the pool is shared and not
  * counted); per-tenant memory limits come with cgroup support */
 #define RF_WORKER_DATA (1ULL << 30)

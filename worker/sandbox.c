@@ -102,8 +102,16 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 
 int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize)
 {
-	struct rlimit core = { 0, 0 }, files = { nofile, nofile }, priv = { data, data };
+	struct rlimit core = { 0, 0 }, files, priv = { data, data };
 	struct rlimit fsz = { fsize, fsize };
+
+	/* raising the hard limit takes CAP_SYS_RESOURCE, which a host may
+	 * not give the broker: stay within the one inherited */
+	if (getrlimit(RLIMIT_NOFILE, &files) < 0)
+		return -errno;
+	if (files.rlim_max < nofile)
+		nofile = files.rlim_max;
+	files.rlim_cur = files.rlim_max = nofile;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0 ||
 	    setrlimit(RLIMIT_DATA, &priv) < 0 || setrlimit(RLIMIT_FSIZE, &fsz) < 0)

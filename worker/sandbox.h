@@ -11,7 +11,8 @@
 /* Pivot into a read-only tmpfs root holding /proc and, if @source is set,
  * /source (a nosuid,nodev bind, read-only if @read_only). */
 int rf_sandbox_fs(const char *source, int read_only);
-/* core 0, RLIMIT_NOFILE @nofile, RLIMIT_DATA @data bytes, RLIMIT_FSIZE
+/* core 0, RLIMIT_NOFILE @nofile (or the inherited hard limit, if lower),
+ * RLIMIT_DATA @data bytes, RLIMIT_FSIZE
  * @fsize bytes (RLIM_INFINITY for none) */
 int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize);
 int rf_sandbox_drop(uid_t uid, gid_t gid);

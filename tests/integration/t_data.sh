@@ -47,6 +47,20 @@ grep -E 'READ:|WRITE:' "$T/fio.out" | sed 's/^ */    /'
 grep -q 'verify: bad' "$T/fio.out" && rf_fail "fio verify failed"
 rm -f "$M"/rf.*
 
+rf_log "5000 files alive at once (passthrough holds a descriptor for each)"
+python3 - "$M/many" <<'EOP' || rf_fail "5000 files"
+import os, sys
+d = sys.argv[1]
+os.mkdir(d)
+for i in range(5000):
+    os.close(os.open("%s/f%d" % (d, i), os.O_CREAT | os.O_WRONLY, 0o644))
+for i in range(5000):
+    os.stat("%s/f%d" % (d, i))
+for i in range(5000):
+    os.unlink("%s/f%d" % (d, i))
+os.rmdir(d)
+EOP
+
 rf_log "counters"
 rb=$(rf_field pt read_fixed_bytes) wb=$(rf_field pt write_fixed_bytes)
 [ "$wb" -ge $((256 << 20)) ] || rf_fail "only $wb bytes went through WRITE_FIXED"

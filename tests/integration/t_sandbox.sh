@@ -37,7 +37,10 @@ grep -qE ' /source [^ ]+ [^ ]*nosuid,nodev' "/proc/$W/mounts" || rf_fail "/sourc
 [ "$(ls /proc/"$(rf_worker mem)"/root | tr '\n' ' ')" = "proc " ] || rf_fail "memfs root holds a source"
 nsenter -t "$W" -u hostname | grep -qx ringfence || rf_fail "hostname"
 grep -q '^Max core file size *0 *0' "/proc/$W/limits" || rf_fail "core dumps allowed"
-grep -q '^Max open files *4096 *4096' "/proc/$W/limits" || rf_fail "nofile limit"
+nofile=$(ulimit -Hn)
+[ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ] && nofile=65536
+grep -q "^Max open files *$nofile *$nofile " "/proc/$W/limits" ||
+	rf_fail "nofile limit: $(grep 'open files' "/proc/$W/limits"), expected $nofile"
 grep -q '^Max file size *1048576 *1048576' "/proc/$W/limits" || rf_fail "fsize limit"
 grep -q '^Max data size *1073741824 *1073741824' "/proc/$W/limits" || rf_fail "data limit"
 rf_log "max_file_size: a write past it fails with EFBIG, the worker lives on"
