@@ -119,13 +119,12 @@ stop_broker "${BROKERS[-1]}"
 unset 'BROKERS[-1]'
 say "idle mount: $MEM"
 
-printf '@include %s\npread64: 1\npwrite64: 1\n' "$ROOT/seccomp.policy" >"$T/plain.seccomp"
 policy "$T/main.policy" "$T/main.sock" "$(tenant uring transport=uring)" \
 	"$(tenant classic transport=classic)" \
 	"$(tenant qd1 transport=uring queue_depth=1)" "$(tenant qd2 transport=uring queue_depth=2)" \
 	"$(tenant qd4 transport=uring queue_depth=4)" "$(tenant qd16 transport=uring queue_depth=16)"
 policy "$T/plain.policy" "$T/plain.sock" \
-	"$(tenant plain-io transport=uring "seccomp_policy = $T/plain.seccomp")"
+	"$(tenant plain-io transport=uring)"
 policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
 start main 6
 start plain 1 --bench-unsafe=plain-io

@@ -111,6 +111,8 @@ static void sum_stats(const struct rf_tenant *t, struct rf_queue_stats *s)
 		s->read_fixed_bytes += x->read_fixed_bytes;
 		s->write_fixed_ops += x->write_fixed_ops;
 		s->write_fixed_bytes += x->write_fixed_bytes;
+		s->inline_ops += x->inline_ops;
+		s->inline_bytes += x->inline_bytes;
 		s->forgets += x->forgets;
 		s->interrupts += x->interrupts;
 		s->bytes_read += x->bytes_read;
@@ -215,6 +217,8 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("read_fixed_bytes", s->read_fixed_bytes);
 	C("write_fixed_ops", s->write_fixed_ops);
 	C("write_fixed_bytes", s->write_fixed_bytes);
+	C("inline_ops", s->inline_ops);
+	C("inline_bytes", s->inline_bytes);
 	C("bytes_read", s->bytes_read);
 	C("bytes_written", s->bytes_written);
 	C("forgets", s->forgets);
@@ -227,8 +231,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 {
 	const char *limits = t->cg.mechanism[0] ? t->cg.mechanism : "rlimits";
 	long long up = t->started && t->state == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
-	const char *keys[24];
-	unsigned long long vals[24], p50, p99, max;
+	const char *keys[32];
+	unsigned long long vals[32], p50, p99, max;
 	struct rf_queue_stats s;
 	size_t i, n;
 

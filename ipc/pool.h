@@ -61,7 +61,8 @@ struct rf_queue_stats {
 	uint64_t bytes_written; /* WRITE data received from clients */
 	uint64_t latency_max_ns; /* arrival to reply, slowest */
 	uint64_t heartbeat; /* the last PING this queue's thread answered */
-	uint64_t pad[2];
+	uint64_t inline_ops; /* small transfers done by pread/pwrite (see queue.c) */
+	uint64_t inline_bytes;
 	uint64_t by_opcode[RF_STATS_OPCODES];
 	uint64_t by_errno[RF_STATS_ERRNOS];
 	uint64_t latency_us_log2[RF_STATS_LAT_BUCKETS];

@@ -806,6 +806,9 @@ static int build(const struct rf_sc_policy *p, scmp_filter_ctx *out, int tsync)
 	if (!ctx)
 		return -ENOMEM;
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/* a binary search over the system call numbers, not a linear one */
+	if (!r)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (!r && tsync)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	for (i = 0; !r && i < p->nrules; i++) {

@@ -63,6 +63,7 @@ struct rf_req {
 	int32_t error;
 	uint32_t reply_len;
 	enum rf_fd_op fd_op;
+	bool inline_io; /* by pread/pwrite on this thread, not a ring op */
 	int fd;
 	uint64_t off;
 	uint32_t len;

@@ -16,6 +16,7 @@ T=""
 BROKER_PID=""
 MOUNTS=()
 EXTRA_PIDS=() # other brokers a test started, stopped by PID at cleanup
+EXTRA_MOUNTS=() # file systems a test mounted itself (not ringfence's), unmounted at cleanup
 
 rf_log() { echo "  [$(basename "$0" .sh)/$TRANSPORT] $*"; }
 rf_fail() {
@@ -66,6 +67,9 @@ rf_cleanup() {
 			rf_force_unmount "$mp"
 			[ $rc -eq 0 ] && rc=1
 		fi
+	done
+	for mp in "${EXTRA_MOUNTS[@]}"; do
+		mountpoint -q "$mp" && { umount "$mp" 2>/dev/null || umount -l "$mp"; }
 	done
 	[ -n "$T" ] && rm -rf --one-file-system "$T"
 	exit $rc
