@@ -131,6 +131,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.generation = t->generation;
 	c.responder = t->responder;
 	c.bench = t->b->bench;
+	c.ownership = (uint32_t)t->pol.ownership;
 	c.adopt = t->generation > 0 && t->conn.transport == RF_XPORT_URING;
 	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
 	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));

@@ -11,11 +11,23 @@
  *
  * Options (the policy's `options`, comma separated): timeout=SECONDS for
  * entry and attribute caching (default 1).
+ *
+ * With the policy's `ownership = xattr`, every file's owner, group and mode
+ * (type included) live in its "user.ringfence.stat" xattr, which clients
+ * can neither see nor set; the backing objects all belong to the tenant
+ * (files 0600, directories 0700). New objects are made complete before
+ * they get their name (O_TMPFILE + linkat, or a hidden directory renamed
+ * into place), so a crash never leaves one owned by the tenant. User
+ * xattrs exist only on files and directories: symlinks, fifos and sockets
+ * are regular files in the backing directory, their type in the xattr (a
+ * symlink's target is its content). Backing objects without the xattr
+ * (made outside ringfence) show as they are.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +62,18 @@ struct pt {
 	size_t nbuckets;
 	size_t ninodes;
 	double timeout;
+	int xattr; /* ownership = xattr */
+};
+
+#define PT_XATTR "user.ringfence.stat"
+#define PT_TMP_PREFIX ".ringfence.tmp."
+
+/* The value of PT_XATTR. */
+struct pt_meta {
+	uint32_t version; /* 1 */
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t mode; /* type and permission bits */
 };
 
 static size_t hash_of(dev_t dev, ino_t ino, size_t n)
@@ -138,6 +162,42 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
+/* The metadata of the file behind @fd (O_PATH or open), if it has any. */
+static int meta_get(int fd, struct pt_meta *m)
+{
+	char path[64];
+
+	proc_path(path, sizeof(path), fd);
+	if (getxattr(path, PT_XATTR, m, sizeof(*m)) != (ssize_t)sizeof(*m) || m->version != 1)
+		return -1;
+	return 0;
+}
+
+static int meta_set(int fd, const struct pt_meta *m)
+{
+	char path[64];
+
+	proc_path(path, sizeof(path), fd);
+	return setxattr(path, PT_XATTR, m, sizeof(*m), 0) < 0 ? errno : 0;
+}
+
+/* Show the owner, group and mode the xattr holds in @st (backed by @fd). */
+static void meta_apply(const struct pt *p, int fd, struct stat *st)
+{
+	struct pt_meta m;
+
+	if (!p->xattr || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) || meta_get(fd, &m) < 0)
+		return;
+	st->st_uid = m.uid;
+	st->st_gid = m.gid;
+	st->st_mode = m.mode;
+}
+
+static int is_hidden(const struct pt *p, const char *name)
+{
+	return p->xattr && !strncmp(name, PT_TMP_PREFIX, sizeof(PT_TMP_PREFIX) - 1);
+}
+
 static int pt_init(const struct rf_init_args *a, void **userdata)
 {
 	struct pt *p;
@@ -154,6 +214,7 @@ static int pt_init(const struct rf_init_args *a, void **userdata)
 	t = strstr(a->options, "timeout=");
 	if (t)
 		p->timeout = strtod(t + 8, NULL);
+	p->xattr = a->ownership == RF_OWN_XATTR;
 	p->root.fd = a->source_fd;
 	if (fstatat(a->source_fd, "", &st, AT_EMPTY_PATH) < 0) {
 		free(p);
@@ -200,6 +261,8 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 	e->entry_timeout = p->timeout;
 	if (strchr(name, '/'))
 		return EINVAL;
+	if (is_hidden(p, name))
+		return ENOENT;
 	fd = openat(fd_of(req, parent), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
@@ -208,6 +271,7 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		close(fd);
 		return err;
 	}
+	meta_apply(p, fd, &e->attr);
 	pthread_mutex_lock(&p->lock);
 	i = table_find(p, e->attr.st_dev, e->attr.st_ino);
 	if (i) {
@@ -272,29 +336,53 @@ static void pt_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 	struct stat st;
 	int r;
 
-	if (fh != RF_NO_FH)
-		r = fstat((int)fh, &st);
-	else
-		r = fstatat(fd_of(req, ino), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
-	if (r < 0)
+	int fd = fh != RF_NO_FH ? (int)fh : fd_of(req, ino);
+
+	r = fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+	if (r < 0) {
 		rf_reply_err(req, errno);
-	else
-		rf_reply_attr(req, &st, pt_of(req)->timeout);
+		return;
+	}
+	meta_apply(pt_of(req), fd, &st);
+	rf_reply_attr(req, &st, pt_of(req)->timeout);
 }
 
 static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr *sa)
 {
 	int fd = fd_of(req, ino);
+	uint32_t sa_rest = sa->valid;
 	char path[64];
 	int r = 0;
 
 	proc_path(path, sizeof(path), fd);
-	if (sa->valid & RF_SET_MODE) {
+	if (pt_of(req)->xattr && (sa->valid & (RF_SET_MODE | RF_SET_UID | RF_SET_GID))) {
+		/* the kernel has checked who may do this; one setxattr does it */
+		struct pt_meta m;
+		struct stat st;
+
+		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			goto err;
+		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+			if (meta_get(fd, &m) < 0)
+				m = (struct pt_meta){ 1, st.st_uid, st.st_gid, st.st_mode };
+			if (sa->valid & RF_SET_MODE)
+				m.mode = (m.mode & S_IFMT) | (sa->mode & 07777);
+			if (sa->valid & RF_SET_UID)
+				m.uid = sa->uid;
+			if (sa->valid & RF_SET_GID)
+				m.gid = sa->gid;
+			errno = meta_set(fd, &m);
+			if (errno)
+				goto err;
+			sa_rest = sa->valid & ~(RF_SET_MODE | RF_SET_UID | RF_SET_GID);
+		}
+	}
+	if (sa_rest & RF_SET_MODE) {
 		r = sa->fh != RF_NO_FH ? fchmod((int)sa->fh, sa->mode) : chmod(path, sa->mode);
 		if (r < 0)
 			goto err;
 	}
-	if (sa->valid & (RF_SET_UID | RF_SET_GID)) {
+	if (sa_rest & (RF_SET_UID | RF_SET_GID)) {
 		uid_t u = (sa->valid & RF_SET_UID) ? sa->uid : (uid_t)-1;
 		gid_t g = (sa->valid & RF_SET_GID) ? sa->gid : (gid_t)-1;
 
@@ -335,7 +423,25 @@ err:
 static void pt_readlink(struct rf_req *req, uint64_t ino)
 {
 	char buf[PATH_MAX + 1];
-	ssize_t n = readlinkat(fd_of(req, ino), "", buf, sizeof(buf));
+	int fd = fd_of(req, ino);
+	struct pt_meta m;
+	struct stat st;
+	ssize_t n;
+
+	if (pt_of(req)->xattr && fstatat(fd, "", &st, AT_EMPTY_PATH) == 0 && S_ISREG(st.st_mode) &&
+	    meta_get(fd, &m) == 0 && S_ISLNK(m.mode)) {
+		/* a symlink's stand-in: the target is its content */
+		char path[64];
+		int f;
+
+		proc_path(path, sizeof(path), fd);
+		f = open(path, O_RDONLY | O_CLOEXEC);
+		n = f < 0 ? -1 : read(f, buf, sizeof(buf));
+		if (f >= 0)
+			close(f);
+	} else {
+		n = readlinkat(fd, "", buf, sizeof(buf));
+	}
 
 	if (n < 0)
 		rf_reply_err(req, errno);
@@ -347,8 +453,115 @@ static void pt_readlink(struct rf_req *req, uint64_t ino)
 	}
 }
 
+/* ownership = xattr: who a new object belongs to. POSIX: the caller, or
+ * the parent's group when the parent is setgid (directories inherit the
+ * setgid bit too). */
+static struct pt_meta new_meta(struct rf_req *req, uint64_t parent, mode_t mode)
+{
+	const struct rf_req_ctx *c = rf_req_ctx(req);
+	struct pt_meta m = { 1, c->uid, c->gid, mode };
+	int pfd = fd_of(req, parent);
+	struct stat pst;
+
+	if (fstatat(pfd, "", &pst, AT_EMPTY_PATH) == 0) {
+		meta_apply(pt_of(req), pfd, &pst);
+		if (pst.st_mode & S_ISGID) {
+			m.gid = pst.st_gid;
+			if (S_ISDIR(mode))
+				m.mode |= S_ISGID;
+		}
+	}
+	return m;
+}
+
+/*
+ * ownership = xattr: a regular file (or the stand-in of a symlink, fifo or
+ * socket) named @name in @parent, with its xattr and @content in place
+ * before it has a name. Returns a descriptor open O_RDWR on it, or -errno.
+ */
+static int make_file(struct rf_req *req, uint64_t parent, const char *name, const struct pt_meta *m,
+		     const char *content)
+{
+	int pfd = fd_of(req, parent), fd, err;
+	char path[64];
+
+	fd = openat(pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = meta_set(fd, m);
+	if (!err && content) {
+		size_t n = strlen(content);
+
+		if (write(fd, content, n) != (ssize_t)n)
+			err = errno ? errno : EIO;
+	}
+	if (!err) {
+		proc_path(path, sizeof(path), fd);
+		if (linkat(AT_FDCWD, path, pfd, name, AT_SYMLINK_FOLLOW) < 0)
+			err = errno;
+	}
+	if (err) {
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* ownership = xattr: a directory, made under a hidden name, given its
+ * xattr, then renamed into place. Returns 0 or errno. */
+static int make_dir(struct rf_req *req, uint64_t parent, const char *name, const struct pt_meta *m)
+{
+	static atomic_uint counter;
+	int pfd = fd_of(req, parent), fd, err, tries;
+	char tmp[64];
+
+	for (tries = 0;; tries++) {
+		snprintf(tmp, sizeof(tmp), PT_TMP_PREFIX "%u", atomic_fetch_add(&counter, 1));
+		if (mkdirat(pfd, tmp, 0700) == 0)
+			break;
+		if (errno != EEXIST || tries == 16)
+			return errno;
+	}
+	fd = openat(pfd, tmp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = fd < 0 ? errno : meta_set(fd, m);
+	if (fd >= 0)
+		close(fd);
+	if (!err && renameat2(pfd, tmp, pfd, name, RENAME_NOREPLACE) < 0)
+		err = errno;
+	if (err)
+		unlinkat(pfd, tmp, AT_REMOVEDIR);
+	return err;
+}
+
+/* ownership = xattr: mknod, symlink, mkdir */
+static void make_xattr(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
+		       const char *target)
+{
+	struct pt_meta m = new_meta(req, parent, mode);
+	int r;
+
+	if (S_ISDIR(mode)) {
+		r = make_dir(req, parent, name, &m);
+	} else if (S_ISREG(mode) || S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISLNK(mode)) {
+		r = make_file(req, parent, name, &m, target);
+		if (r >= 0)
+			close(r);
+		r = r < 0 ? -r : 0;
+	} else {
+		r = EPERM; /* no device nodes */
+	}
+	if (r)
+		rf_reply_err(req, r);
+	else
+		reply_lookup(req, parent, name);
+}
+
 static void pt_mknod(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+	if (pt_of(req)->xattr) {
+		make_xattr(req, parent, name, mode, NULL);
+		return;
+	}
 	if (mknodat(fd_of(req, parent), name, mode, rdev) < 0)
 		rf_reply_err(req, errno);
 	else
@@ -357,6 +570,10 @@ static void pt_mknod(struct rf_req *req, uint64_t parent, const char *name, mode
 
 static void pt_mkdir(struct rf_req *req, uint64_t parent, const char *name, mode_t mode)
 {
+	if (pt_of(req)->xattr) {
+		make_xattr(req, parent, name, S_IFDIR | (mode & 07777), NULL);
+		return;
+	}
 	if (mkdirat(fd_of(req, parent), name, mode & 07777) < 0)
 		rf_reply_err(req, errno);
 	else
@@ -365,6 +582,10 @@ static void pt_mkdir(struct rf_req *req, uint64_t parent, const char *name, mode
 
 static void pt_symlink(struct rf_req *req, const char *target, uint64_t parent, const char *name)
 {
+	if (pt_of(req)->xattr) {
+		make_xattr(req, parent, name, S_IFLNK | 0777, target);
+		return;
+	}
 	if (symlinkat(target, fd_of(req, parent), name) < 0)
 		rf_reply_err(req, errno);
 	else
@@ -427,8 +648,25 @@ static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mod
 	struct rf_entry e;
 	int fd, err;
 
-	fd = openat(fd_of(req, parent), name,
-		    ((flags | O_CREAT) & ~(O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC, mode & 07777);
+	if (pt_of(req)->xattr) {
+		struct pt_meta m = new_meta(req, parent, S_IFREG | (mode & 07777));
+		int tmp = make_file(req, parent, name, &m, NULL);
+		char path[64];
+
+		if (tmp < 0) {
+			rf_reply_err(req, -tmp);
+			return;
+		}
+		/* the client's own access mode and flags, on the file now named */
+		proc_path(path, sizeof(path), tmp);
+		fd = open(path, (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_NOFOLLOW)) |
+					O_CLOEXEC);
+		close(tmp);
+	} else {
+		fd = openat(fd_of(req, parent), name,
+			    ((flags | O_CREAT) & ~(O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC,
+			    mode & 07777);
+	}
 	if (fd < 0) {
 		rf_reply_err(req, errno);
 		return;
@@ -546,9 +784,17 @@ static void do_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off,
 			}
 		}
 		next = d->entry->d_off;
+		if (is_hidden(pt_of(req), d->entry->d_name)) {
+			d->entry = NULL;
+			d->pos = next;
+			continue;
+		}
 		memset(&e, 0, sizeof(e));
 		e.attr.st_ino = d->entry->d_ino;
-		e.attr.st_mode = (mode_t)d->entry->d_type << 12;
+		/* with ownership = xattr a regular file may stand in for a
+		 * symlink, fifo or socket: the type is known only from a stat */
+		if (!(pt_of(req)->xattr && d->entry->d_type == DT_REG))
+			e.attr.st_mode = (mode_t)d->entry->d_type << 12;
 		if (plus && !is_dot_or_dotdot(d->entry->d_name)) {
 			int err = do_lookup(req, ino, d->entry->d_name, &e);
 
@@ -625,6 +871,10 @@ static void pt_setxattr(struct rf_req *req, uint64_t ino, const char *name, cons
 {
 	char path[64];
 
+	if (pt_of(req)->xattr && !strcmp(name, PT_XATTR)) {
+		rf_reply_err(req, EPERM); /* ownership is chown's and chmod's */
+		return;
+	}
 	proc_path(path, sizeof(path), fd_of(req, ino));
 	if (setxattr(path, name, value, size, flags) < 0)
 		rf_reply_err(req, errno);
@@ -648,6 +898,10 @@ static void pt_getxattr(struct rf_req *req, uint64_t ino, const char *name, size
 	char path[64], buf[65536];
 	ssize_t n;
 
+	if (pt_of(req)->xattr && !strcmp(name, PT_XATTR)) {
+		rf_reply_err(req, ENODATA);
+		return;
+	}
 	proc_path(path, sizeof(path), fd_of(req, ino));
 	if (size > sizeof(buf))
 		size = sizeof(buf);
@@ -661,9 +915,26 @@ static void pt_listxattr(struct rf_req *req, uint64_t ino, size_t size)
 	ssize_t n;
 
 	proc_path(path, sizeof(path), fd_of(req, ino));
-	if (size > sizeof(buf))
-		size = sizeof(buf);
-	n = listxattr(path, size ? buf : NULL, size);
+	n = listxattr(path, buf, sizeof(buf));
+	if (n > 0 && pt_of(req)->xattr) {
+		/* take PT_XATTR out of the list of NUL-terminated names */
+		ssize_t i = 0;
+
+		while (i < n) {
+			size_t l = strlen(buf + i) + 1;
+
+			if (!strcmp(buf + i, PT_XATTR)) {
+				memmove(buf + i, buf + i + l, (size_t)(n - i) - l);
+				n -= (ssize_t)l;
+			} else {
+				i += (ssize_t)l;
+			}
+		}
+	}
+	if (size && n > (ssize_t)size) {
+		n = -1;
+		errno = ERANGE;
+	}
 	xattr_reply(req, n, buf, size);
 }
 
@@ -671,6 +942,10 @@ static void pt_removexattr(struct rf_req *req, uint64_t ino, const char *name)
 {
 	char path[64];
 
+	if (pt_of(req)->xattr && !strcmp(name, PT_XATTR)) {
+		rf_reply_err(req, EPERM);
+		return;
+	}
 	proc_path(path, sizeof(path), fd_of(req, ino));
 	if (removexattr(path, name) < 0)
 		rf_reply_err(req, errno);

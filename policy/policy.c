@@ -129,7 +129,8 @@ enum key_kind {
 	K_SIZE64,
 	K_TRANSPORT,
 	K_PLUGIN,
-	K_LOG
+	K_LOG,
+	K_OWNERSHIP
 };
 
 struct key_def {
@@ -175,6 +176,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
+	MKEY("ownership", K_OWNERSHIP, ownership, 0, 0, 0),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
 };
 
@@ -296,6 +298,16 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		}
 		strcpy(field, v);
 		return 0;
+	case K_OWNERSHIP:
+		if (!strcmp(v, "tenant"))
+			*(enum rf_ownership *)field = RF_OWNERSHIP_TENANT;
+		else if (!strcmp(v, "xattr"))
+			*(enum rf_ownership *)field = RF_OWNERSHIP_XATTR;
+		else {
+			perr(ps, ps->line, "%s: expected tenant or xattr, got '%s'", k->key, v);
+			return -1;
+		}
+		return 0;
 	case K_TRANSPORT:
 		if (!strcmp(v, "auto"))
 			*(enum rf_transport *)field = RF_TRANSPORT_AUTO;
@@ -358,6 +370,9 @@ static int path_under(const char *a, const char *b)
 	return strncmp(a, b, n) == 0 && (a[n] == '/' || a[n] == '\0');
 }
 
+/* index of "ownership" in mount_keys */
+#define OWNERSHIP_KEY (sizeof(mount_keys) / sizeof(mount_keys[0]) - 2)
+
 static void check_mount(struct parser *ps, struct section *sec)
 {
 	struct rf_mount_policy *m = sec->m;
@@ -367,6 +382,10 @@ static void check_mount(struct parser *ps, struct section *sec)
 		perr(ps, m->line, "[mount %s]: missing required key 'mountpoint'", m->name);
 	if (!m->plugin[0])
 		perr(ps, m->line, "[mount %s]: missing required key 'plugin'", m->name);
+	if (m->ownership == RF_OWNERSHIP_XATTR && !m->default_permissions)
+		perr(ps, sec->key_line[OWNERSHIP_KEY] ? sec->key_line[OWNERSHIP_KEY] : m->line,
+		     "ownership: xattr needs default_permissions = yes (the kernel enforces "
+		     "the owners and modes the plugin reports)");
 	if (m->mountpoint[0] && m->source[0] &&
 	    (path_under(m->source, m->mountpoint) || path_under(m->mountpoint, m->source)))
 		perr(ps, sec->key_line[2] ? sec->key_line[2] : m->line,

@@ -24,6 +24,11 @@ enum rf_transport {
 	RF_TRANSPORT_CLASSIC = 2,
 };
 
+enum rf_ownership {
+	RF_OWNERSHIP_TENANT = 0, /* the source's own owners (the tenant's) */
+	RF_OWNERSHIP_XATTR = 1, /* every file's owner, group and mode in an xattr */
+};
+
 struct rf_mount_policy {
 	char name[RF_POLICY_NAME_MAX];
 	int line; /* of the [mount NAME] header */
@@ -49,6 +54,7 @@ struct rf_mount_policy {
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;
+	enum rf_ownership ownership;
 };
 
 struct rf_policy {

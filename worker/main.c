@@ -301,6 +301,7 @@ int main(int argc, char **argv)
 	ia.options = W.cfg.options;
 	ia.max_write = W.cfg.max_write;
 	ia.read_only = (int)W.cfg.read_only;
+	ia.ownership = (int)W.cfg.ownership;
 	if (W.plugin->init) {
 		err = W.plugin->init(&ia, &W.userdata);
 		if (err)

@@ -70,7 +70,14 @@ struct rf_init_args {
 	const char *options; /* the policy's `options` string, "" if none */
 	uint32_t max_write; /* largest write and read the kernel will send */
 	int read_only;
+	/* the policy's ownership: RF_OWN_TENANT (0) leaves the source's
+	 * owners alone; RF_OWN_XATTR (1) asks the plugin to keep every
+	 * file's owner, group and mode itself (passthrough: in an xattr) */
+	int ownership;
 };
+
+#define RF_OWN_TENANT 0
+#define RF_OWN_XATTR 1
 
 /* An entry (lookup/mkdir/create/... reply). */
 struct rf_entry {

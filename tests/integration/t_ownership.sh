@@ -18,3 +18,30 @@ python3 "$ROOT/tests/integration/ownership.py" "$T/ref" "$T/mem.mnt" >"$T/mem.ou
 rf_log "  $(tail -1 "$T/mem.out")"
 rf_assert_worker_fenced "$(rf_worker mem)"
 rf_stop
+
+rf_log "passthrough, ownership = xattr: every user's operations agree with tmpfs"
+rm -rf "$T/ref/t"
+rm -f "$T/policy"
+MOUNTS=()
+rf_policy px passthrough "$T/src" "allow_other = yes" "ownership = xattr"
+rf_start px
+python3 "$ROOT/tests/integration/ownership.py" "$T/ref" "$T/px.mnt" >"$T/px.out" ||
+	{ grep '^!!' "$T/px.out" >&2; rf_fail "passthrough (ownership = xattr) differs from tmpfs"; }
+rf_log "  $(tail -1 "$T/px.out")"
+rf_assert_worker_fenced "$(rf_worker px)"
+
+rf_log "  the backing directory: everything the tenant's, a symlink a regular file"
+bad=$(find "$T/src/t" ! -user 65534 | head -3)
+[ -z "$bad" ] || rf_fail "backing objects not owned by the tenant: $bad"
+[ -f "$T/src/t/sgid/ln" ] && [ ! -L "$T/src/t/sgid/ln" ] || rf_fail "the symlink's stand-in is not a regular file"
+[ "$(readlink "$T/px.mnt/t/sgid/ln")" = f ] || rf_fail "readlink through the mount"
+[ -p "$T/px.mnt/t/sgid/fifo" ] || rf_fail "the fifo is not a fifo through the mount"
+find "$T/src" -name '.ringfence.tmp.*' | grep -q . && rf_fail "a temporary directory was left"
+
+rf_log "  clients can neither see nor set the ownership xattr"
+getfattr -d -m - "$T/px.mnt/t/sgid/f" 2>/dev/null | grep -q ringfence && rf_fail "the xattr is visible"
+getfattr -n user.ringfence.stat "$T/px.mnt/t/sgid/f" >/dev/null 2>&1 && rf_fail "the xattr can be read"
+setfattr -n user.ringfence.stat -v x "$T/px.mnt/t/sgid/f" 2>/dev/null && rf_fail "the xattr can be set"
+setfattr -n user.other -v 1 "$T/px.mnt/t/sgid/f" || rf_fail "other user xattrs cannot be set"
+getfattr -d "$T/px.mnt/t/sgid/f" 2>/dev/null | grep -q 'user.other="1"' || rf_fail "other user xattrs are not listed"
+rf_stop

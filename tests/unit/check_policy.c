@@ -55,6 +55,8 @@ START_TEST(test_good_full)
 	ck_assert_uint_eq(m->max_file_size, 2ULL << 30);
 	ck_assert_uint_eq(m->request_timeout, 30);
 	ck_assert_uint_eq(m->heartbeat_timeout, 0);
+	ck_assert_int_eq(m->ownership, RF_OWNERSHIP_TENANT);
+	ck_assert_int_eq(p->mounts[1].ownership, RF_OWNERSHIP_XATTR);
 	ck_assert_uint_eq(p->mounts[1].request_timeout, 0);
 	ck_assert_uint_eq(p->mounts[1].heartbeat_timeout, RF_DEFAULT_HEARTBEAT_TIMEOUT);
 	ck_assert_uint_eq(p->mounts[1].max_file_size, 0);
@@ -102,6 +104,8 @@ static const struct {
 	{ "bad_transport.policy", 4, "transport: expected auto, uring or classic" },
 	{ "bad_depth.policy", 4, "queue_depth: 0 is out of range" },
 	{ "bad_heartbeat.policy", 4, "heartbeat_timeout: 3601 is out of range 0..3600" },
+	{ "bad_ownership.policy", 5, "ownership: xattr needs default_permissions = yes" },
+	{ "bad_ownership_value.policy", 4, "ownership: expected tenant or xattr, got 'root'" },
 	{ "bad_bool.policy", 4, "allow_other: expected yes or no" },
 	{ "bad_duplicate_key.policy", 4, "plugin: set twice (first at line 3)" },
 	{ "bad_duplicate_mount.policy", 5, "[mount m]: name already used at line 1" },
