@@ -613,9 +613,38 @@ static void pt_unlink(struct rf_req *req, uint64_t parent, const char *name)
 		rf_reply_ok(req);
 }
 
+/* ownership = xattr: a worker that died in make_dir() may have left an
+ * empty hidden directory in @dir's backing directory; clients cannot see
+ * it, so it must not keep them from removing @dir. Returns 1 if it removed
+ * any. */
+static int remove_leftovers(int pfd, const char *name)
+{
+	int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0;
+	struct dirent *de;
+	DIR *dp;
+
+	if (fd < 0)
+		return 0;
+	dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(dp)))
+		if (!strncmp(de->d_name, PT_TMP_PREFIX, sizeof(PT_TMP_PREFIX) - 1) &&
+		    unlinkat(dirfd(dp), de->d_name, AT_REMOVEDIR) == 0)
+			n = 1;
+	closedir(dp);
+	return n;
+}
+
 static void pt_rmdir(struct rf_req *req, uint64_t parent, const char *name)
 {
-	if (unlinkat(fd_of(req, parent), name, AT_REMOVEDIR) < 0)
+	int pfd = fd_of(req, parent), r = unlinkat(pfd, name, AT_REMOVEDIR);
+
+	if (r < 0 && errno == ENOTEMPTY && pt_of(req)->xattr && remove_leftovers(pfd, name))
+		r = unlinkat(pfd, name, AT_REMOVEDIR);
+	if (r < 0)
 		rf_reply_err(req, errno);
 	else
 		rf_reply_ok(req);

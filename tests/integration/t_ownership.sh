@@ -38,10 +38,46 @@ bad=$(find "$T/src/t" ! -user 65534 | head -3)
 [ -p "$T/px.mnt/t/sgid/fifo" ] || rf_fail "the fifo is not a fifo through the mount"
 find "$T/src" -name '.ringfence.tmp.*' | grep -q . && rf_fail "a temporary directory was left"
 
+rf_log "  a leftover of a worker that died making a directory neither shows nor blocks rmdir"
+mkdir "$T/px.mnt/t/shared/gone"
+mkdir "$T/src/t/shared/gone/.ringfence.tmp.99"
+chown 65534:65534 "$T/src/t/shared/gone/.ringfence.tmp.99"
+[ -z "$(ls -A "$T/px.mnt/t/shared/gone")" ] || rf_fail "the leftover shows"
+rmdir "$T/px.mnt/t/shared/gone" || rf_fail "rmdir was blocked by a leftover"
+
 rf_log "  clients can neither see nor set the ownership xattr"
 getfattr -d -m - "$T/px.mnt/t/sgid/f" 2>/dev/null | grep -q ringfence && rf_fail "the xattr is visible"
 getfattr -n user.ringfence.stat "$T/px.mnt/t/sgid/f" >/dev/null 2>&1 && rf_fail "the xattr can be read"
 setfattr -n user.ringfence.stat -v x "$T/px.mnt/t/sgid/f" 2>/dev/null && rf_fail "the xattr can be set"
 setfattr -n user.other -v 1 "$T/px.mnt/t/sgid/f" || rf_fail "other user xattrs cannot be set"
 getfattr -d "$T/px.mnt/t/sgid/f" 2>/dev/null | grep -q 'user.other="1"' || rf_fail "other user xattrs are not listed"
+rf_stop
+
+rf_log "workers killed while alice makes files and directories: none is ever the tenant's"
+rm -f "$T/policy"
+MOUNTS=()
+rf_policy px passthrough "$T/src" "allow_other = yes" "ownership = xattr" "crash_limit = 32"
+rf_start px
+mkdir "$T/px.mnt/c"
+chmod 1777 "$T/px.mnt/c"
+setpriv --reuid=2001 --regid=2001 --clear-groups bash -c '
+	for i in $(seq 5000); do
+		[ -e "$2" ] && break
+		: >"$1/c/f$i" 2>/dev/null; mkdir "$1/c/d$i" 2>/dev/null; ln -s x "$1/c/l$i" 2>/dev/null
+	done' _ "$T/px.mnt" "$T/stop" &
+maker=$!
+EXTRA_PIDS+=($maker)
+for k in 1 2 3 4 5; do
+	sleep 0.3
+	rf_wait_state px running
+	kill -KILL "$(rf_worker px)"
+done
+rf_wait_state px running
+touch "$T/stop"
+wait $maker || true
+n=$(find "$T/px.mnt/c" -mindepth 1 | wc -l)
+bad=$(find "$T/px.mnt/c" -mindepth 1 ! -user 2001 | head -3)
+[ -z "$bad" ] || rf_fail "after the kills, objects not alice's: $bad"
+[ "$n" -gt 0 ] || rf_fail "alice made nothing"
+rf_log "  $n objects, all alice's, after $(rf_field px crashes) deaths"
 rf_stop
