@@ -48,6 +48,11 @@ def create(p, mode=0o644):
     os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode))
 
 
+def write(p):
+    with open(p, "a") as f:
+        f.write("x")
+
+
 def trunc_open(p):
     os.close(os.open(p, os.O_WRONLY | os.O_TRUNC))
 
@@ -103,6 +108,19 @@ OPS = [
     ("root", "chmod any file", lambda b: os.chmod(b + "/sgid/f", 0o600)),
     ("bob", "read alice's 0600 file", lambda b: open(b + "/sgid/f").close()),
     ("alice", "rmdir her non-empty dir", lambda b: os.rmdir(b + "/priv")),
+    ("alice", "create shared/s 06775 (setuid, setgid)",
+     lambda b: (create(b + "/shared/s"), os.chmod(b + "/shared/s", 0o6777))),
+    ("bob", "write to it (clears setuid and setgid)", lambda b: write(b + "/shared/s")),
+    ("alice", "create shared/sg 02775",
+     lambda b: (create(b + "/shared/sg"), os.chmod(b + "/shared/sg", 0o2775))),
+    ("root", "chown it (clears setgid)", lambda b: os.chown(b + "/shared/sg", 2002, -1)),
+    ("root", "mkdir bobs (bob's sticky dir)",
+     lambda b: (os.mkdir(b + "/bobs"), os.chown(b + "/bobs", 2002, 2002),
+                os.chmod(b + "/bobs", 0o1777))),
+    ("alice", "create bobs/x", lambda b: create(b + "/bobs/x")),
+    ("bob", "unlink alice's file in his own sticky dir", lambda b: os.unlink(b + "/bobs/x")),
+    ("bob", "mkdir in alice's 02755 dir", lambda b: os.mkdir(b + "/sgid/d/no")),
+    ("bob", "mkdir in a group dir he can write (setgid dir)", lambda b: os.mkdir(b + "/sgid/bd")),
 ]
 
 
