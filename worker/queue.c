@@ -12,7 +12,12 @@
  * cloned /dev/fuse (fixed file 0) and answers with a plain WRITE on it.
  *
  * Either way, file data moves between the plugin's files and the pool with
- * READ_FIXED / WRITE_FIXED, and the worker holds no /dev/fuse descriptor.
+ * READ_FIXED / WRITE_FIXED (small transfers on tmpfs by pread/pwrite, see
+ * on_memory_fs), and the worker holds no /dev/fuse descriptor.
+ *
+ * A successor first finishes what its dead predecessor left: adopt()
+ * answers the requests recorded in the slots, rescue() finds those the
+ * kernel handed over but never delivered.
  *
  * The low bits of each SQE's user_data say what completed.
  */
