@@ -22,6 +22,7 @@
  * The low bits of each SQE's user_data say what completed.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -803,6 +804,23 @@ static int install_wake(struct rf_queue *q)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The kernel queues a request on the queue of the CPU its client runs on.
+ * Served by a thread on that same CPU, the request needs no wake-up of
+ * another CPU, either way: the client sleeps, the queue thread runs in its
+ * place, answers, and the client runs again.
+ */
+static void pin_to_cpu(struct rf_queue *q)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(q->qid, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		log_debug("queue %u: cannot run on CPU %u only: %s", q->qid, q->qid,
+			  strerror(errno));
+}
+
 static void *queue_main(void *arg)
 {
 	struct rf_queue *q = arg;
@@ -811,6 +829,7 @@ static void *queue_main(void *arg)
 	int r;
 
 	cur_queue = q;
+	pin_to_cpu(q);
 	/* Enabling makes this thread the ring's single issuer and arms the
 	 * restrictions the broker registered. */
 	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);

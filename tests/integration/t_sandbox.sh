@@ -43,6 +43,12 @@ grep -q "^Max open files *$nofile *$nofile " "/proc/$W/limits" ||
 	rf_fail "nofile limit: $(grep 'open files' "/proc/$W/limits"), expected $nofile"
 grep -q '^Max file size *1048576 *1048576' "/proc/$W/limits" || rf_fail "fsize limit"
 grep -q '^Max data size *1073741824 *1073741824' "/proc/$W/limits" || rf_fail "data limit"
+rf_log "each queue thread runs on its queue's CPU"
+online=$(nproc)
+pinned=$(for st in /proc/"$W"/task/*/status; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$st"; done |
+	grep -c -x '[0-9]*' || true)
+[ "$pinned" -ge "$online" ] || rf_fail "$pinned threads bound to one CPU, expected one per online CPU ($online)"
+
 rf_log "max_file_size: a write past it fails with EFBIG, the worker lives on"
 out=$(dd if=/dev/zero of="$T/pt.mnt/big" bs=512K count=4 2>&1) && rf_fail "wrote past max_file_size"
 echo "$out" | grep -q "File too large" || rf_fail "dd said: $out"
