@@ -28,7 +28,8 @@ client() { # N: write, read back; log what was acknowledged
 }
 # fio writes each file and reads it back checking crc32c; a run that ends
 # without error had its data acknowledged, and it is checked again at the end
-FIO_ARGS=(--rw=write --bs=256k --size=2M --ioengine=psync --verify=crc32c --do_verify=1)
+FIO_ARGS=(--rw=write --bs=256k --size=2M --ioengine=psync --verify=crc32c --do_verify=1
+	--verify_state_save=0)
 fio_client() {
 	local i
 	for i in $(seq 1000); do
