@@ -5,7 +5,8 @@
 #   classic     ringfence passthrough, /dev/fuse, fixed-buffer data ops
 #   plain-io    as uring, file data by pread/pwrite (--bench-unsafe=plain-io)
 #   no-sandbox  as uring, no namespaces/root/seccomp (--bench-unsafe=no-sandbox)
-#   libfuse     Debian's libfuse 3 passthrough_ll example (the outside peer)
+#   libfuse     Debian's libfuse 3 passthrough_ll example (the outside peer),
+#               with default_permissions like every ringfence mount
 # Workloads: fio, psync, numjobs=2: 1 MiB sequential read and write with
 # O_DIRECT and buffered, 4 KiB random read O_DIRECT; and create + stat +
 # unlink of FILES files. Rounds interleave targets and workloads, so noise
@@ -129,7 +130,10 @@ policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
 start main 6
 start plain 1 --bench-unsafe=plain-io
 start nosb 1 --bench-unsafe=no-sandbox
-"$T/bin/passthrough_ll" -f -o source="$T/tmpfs/libfuse" "$T/libfuse.mnt" 2>"$T/libfuse.log" &
+# default_permissions as every ringfence mount has it (the kernel checks
+# permissions, which costs a GETATTR of the parent per create and unlink)
+"$T/bin/passthrough_ll" -f -o source="$T/tmpfs/libfuse",default_permissions "$T/libfuse.mnt" \
+	2>"$T/libfuse.log" &
 PEER=$!
 for _ in $(seq 100); do mountpoint -q "$T/libfuse.mnt" && break; sleep 0.1; done
 mountpoint -q "$T/libfuse.mnt" || { cat "$T/libfuse.log" >&2; exit 1; }
