@@ -203,7 +203,7 @@ struct ps {
 	int nerr;
 	struct rf_sc_policy *pol;
 	int default_line;
-	const char *default_file;
+	char default_file[1024]; /* a copy: an included file's name dies with its parse */
 	int depth;
 };
 
@@ -502,7 +502,7 @@ static void parse_directive(struct ps *s)
 			return;
 		}
 		s->default_line = s->line;
-		s->default_file = s->file;
+		snprintf(s->default_file, sizeof(s->default_file), "%s", s->file);
 		if (!at_end(s))
 			perr(s, s->p, "unexpected '%.20s' after @default", s->p);
 		return;
@@ -546,7 +546,7 @@ static void parse_directive(struct ps *s)
 		s->nerr = sub.nerr;
 		s->used = sub.used;
 		s->default_line = sub.default_line;
-		s->default_file = sub.default_file;
+		memcpy(s->default_file, sub.default_file, sizeof(s->default_file));
 		return;
 	}
 	perr(s, at, "unknown directive '@%s': expected @default or @include", word);

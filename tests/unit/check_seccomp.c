@@ -111,6 +111,7 @@ static const struct {
 	{ "no_colon", 1, 6, "expected ':' after 'read'" },
 	{ "bad_errno", 1, 14, "expected an errno name" },
 	{ "default_twice", 2, 1, "@default set twice" },
+	{ "default_included", 2, 1, "@default set twice (first at " FIXTURES "/default_kill.inc:2)" },
 	{ "default_action", 1, 10, "expected kill, trap or log, got 'allow'" },
 	{ "unterminated_set", 1, 21, "expected ',' or '}' in a set" },
 	{ "same_arg_twice", 1, 20, "arg1 is compared twice" },
