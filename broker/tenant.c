@@ -193,11 +193,9 @@ int rf_tenant_restart(struct rf_tenant *t)
 static bool changed(const struct rf_tenant *t, const struct rf_policy *p,
 		    const struct rf_mount_policy *np)
 {
-	struct rf_mount_policy a = t->pol, c = *np;
 	char pa[1024], pc[1024];
 
-	a.line = c.line = 0;
-	if (memcmp(&a, &c, sizeof(a)))
+	if (!rf_mount_policy_same(&t->pol, np))
 		return true;
 	if (strcmp(rf_policy_seccomp_path(t->b->policy, &t->pol), rf_policy_seccomp_path(p, np)))
 		return true;

@@ -109,6 +109,10 @@ const char *rf_transport_name(enum rf_transport t);
 int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_policy *m, char *out,
 			  size_t outlen);
 
+/* Whether @a and @b configure a mount the same way: every key compared,
+ * the line of the section header not. */
+bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount_policy *b);
+
 /* The seccomp policy file that applies to @m. */
 const char *rf_policy_seccomp_path(const struct rf_policy *p, const struct rf_mount_policy *m);
 

@@ -175,6 +175,56 @@ START_TEST(test_nul_and_long_lines)
 }
 END_TEST
 
+/* Reload restarts a tenant when rf_mount_policy_same() says a key changed:
+ * each key, changed alone, must count; the header's line must not. */
+START_TEST(test_mount_policy_same)
+{
+	struct rf_policy *p = load_ok("good_full.policy");
+	const struct rf_mount_policy *m = &p->mounts[0];
+	struct rf_mount_policy b;
+	int changed = 0;
+
+	memcpy(&b, m, sizeof(b));
+	ck_assert(rf_mount_policy_same(m, &b));
+	b.line += 7;
+	ck_assert(rf_mount_policy_same(m, &b));
+#define FLIP(stmt)                                                             \
+	do {                                                                   \
+		memcpy(&b, m, sizeof(b));                                      \
+		stmt;                                                          \
+		ck_assert_msg(!rf_mount_policy_same(m, &b), "%s unnoticed", #stmt); \
+		changed++;                                                     \
+	} while (0)
+	FLIP(b.name[0] ^= 1);
+	FLIP(b.mountpoint[1] ^= 1);
+	FLIP(b.plugin[0] ^= 1);
+	FLIP(strcat(b.source, "x"));
+	FLIP(strcat(b.options, "x"));
+	FLIP(b.user[0] ^= 1);
+	FLIP(b.group[0] ^= 1);
+	FLIP(strcat(b.seccomp_policy, "x"));
+	FLIP(b.transport = (b.transport + 1) % 3);
+	FLIP(b.queue_depth++);
+	FLIP(b.max_write *= 2);
+	FLIP(b.start_timeout++);
+	FLIP(b.max_file_size++);
+	FLIP(b.memory_max++);
+	FLIP(b.pids_max++);
+	FLIP(b.cpu_weight++);
+	FLIP(b.request_timeout++);
+	FLIP(b.heartbeat_timeout++);
+	FLIP(b.crash_limit++);
+	FLIP(b.crash_window++);
+	FLIP(b.allow_other = !b.allow_other);
+	FLIP(b.default_permissions = !b.default_permissions);
+	FLIP(b.read_only = !b.read_only);
+	FLIP(b.ownership = !b.ownership);
+#undef FLIP
+	ck_assert_int_eq(changed, 24);
+	rf_policy_free(p);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	struct rf_policy *p = NULL;
@@ -230,6 +280,7 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(tc, test_bad_fixture, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_nul_and_long_lines);
+	tcase_add_test(tc, test_mount_policy_same);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_error_buffer_truncates_safely);
 	tcase_add_test(tc, test_parse_size);
