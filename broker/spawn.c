@@ -312,9 +312,11 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 	case RF_MSG_LOG: {
 		struct rf_msg_log *l = (struct rf_msg_log *)m->payload;
 		int level = l->level <= RF_LOG_DEBUG ? (int)l->level : RF_LOG_INFO;
+		char line[1024];
 
+		log_escape(l->line, line, sizeof(line));
 		log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name,
-			l->line);
+			line);
 		return;
 	}
 	case RF_MSG_SECCOMP: {
@@ -336,9 +338,13 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 	}
 	case RF_MSG_FAILED: {
 		struct rf_msg_failed *f = (struct rf_msg_failed *)m->payload;
+		const char *why = strerror(f->error > 0 && f->error < 4096 ? f->error : EIO);
+		size_t n;
 
-		snprintf(t->fail_reason, sizeof(t->fail_reason), "%s: %s", f->what,
-			 strerror(f->error > 0 && f->error < 4096 ? f->error : EIO));
+		/* room for the errno's text: the worker's own words are cut first */
+		log_escape(f->what, t->fail_reason, sizeof(t->fail_reason) - 64);
+		n = strlen(t->fail_reason);
+		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n, ": %s", why);
 		log_warnx("%s: worker start-up failed: %s", t->pol.name, t->fail_reason);
 		return;
 	}

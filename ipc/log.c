@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -36,6 +37,31 @@ void log_set_prefix(const char *prefix)
 int log_get_level(void)
 {
 	return log_level;
+}
+
+void log_escape(const char *in, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!outlen)
+		return;
+	for (; *in; in++) {
+		unsigned char c = (unsigned char)*in;
+		bool plain = c >= 0x20 && c != 0x7f && c != '\\';
+
+		if (o + (plain ? 1 : 4) >= outlen)
+			break;
+		if (plain) {
+			out[o++] = (char)c;
+			continue;
+		}
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[c >> 4];
+		out[o++] = hex[c & 15];
+	}
+	out[o] = '\0';
 }
 
 void log_vmsg(int level, const char *fmt, va_list ap)

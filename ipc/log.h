@@ -10,6 +10,7 @@
 #define RINGFENCE_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum rf_log_level {
 	RF_LOG_ERR = 3,
@@ -26,6 +27,11 @@ void log_init(const char *ident, int to_stderr, int max_level);
 void log_set_sink(rf_log_sink_fn sink);
 void log_set_prefix(const char *prefix);
 int log_get_level(void);
+
+/* Copy @in to @out, NUL-terminated and cut to @outlen, with every byte
+ * below 0x20, DEL and the backslash written as \xNN: text from a worker can
+ * then neither begin a log line of its own nor drive a terminal. */
+void log_escape(const char *in, char *out, size_t outlen);
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

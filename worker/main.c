@@ -68,6 +68,12 @@ static void fail(int err, const char *fmt, ...)
 		n = 0;
 	if (n > 511)
 		n = 511;
+	/* one line (errors from a parser come one per line); the broker would
+	 * show a newline escaped */
+	while (n > 0 && f->what[n - 1] == '\n')
+		f->what[--n] = '\0';
+	for (char *c = f->what; (c = strchr(c, '\n')); c++)
+		*c = ' ';
 	f->error = err;
 	rf_msg_send(W.ipc_fd, RF_MSG_FAILED, 0, f, sizeof(*f) + (size_t)n + 1, NULL, 0);
 	log_warnx("%s: %s", f->what, strerror(err));

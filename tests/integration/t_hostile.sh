@@ -61,6 +61,14 @@ grep -q "unexpected completion (user_data 0xbad0, res -13)" "$T/broker.log" ||
 grep -q "unexpected completion (user_data 0xbad8, res -13)" "$T/broker.log" ||
 	rf_fail "an SQE without IOSQE_FIXED_FILE was not refused with EACCES"
 rf_log "  ring OPENAT and SQE without FIXED_FILE -> EACCES from the ring"
+# a worker's log line is the worker's words: escaped, never a line of its own
+expect logforge ENOTRECOVERABLE  # the message went out (hostile.c: SUCCEEDED)
+for _ in $(seq 20); do grep -q "FORGED" "$T/broker.log" && break; sleep 0.1; done
+grep -qF 'h: worker: x\x0aringfenced[1]: FORGED line\x1b[2J' "$T/broker.log" ||
+	rf_fail "a worker's log line was not escaped: $(grep FORGED "$T/broker.log")"
+grep -q "^ringfenced\[1\]: FORGED" "$T/broker.log" && rf_fail "a worker forged a log line"
+grep -q $'\x1b' "$T/broker.log" && rf_fail "an escape character reached the log"
+rf_log "  logforge -> escaped in the broker's log"
 
 rf_log "nodev and nosuid hold for what the plugin presents"
 [ "$(stat -c %t:%T "$T/h.mnt/devnode")" = 1:1 ] || rf_fail "devnode attributes"

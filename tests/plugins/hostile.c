@@ -314,6 +314,19 @@ static void reply_entry(struct rf_req *req, uint64_t ino)
 	rf_reply_entry(req, &e);
 }
 
+/* a log line that would forge a broker line of its own and clear the
+ * terminal of whoever reads the log */
+static int a_logforge(void)
+{
+	char buf[sizeof(struct rf_msg_log) + 64];
+	struct rf_msg_log *l = (struct rf_msg_log *)buf;
+	static const char line[] = "x\nringfenced[1]: FORGED line\x1b[2J";
+
+	l->level = 6;
+	memcpy(l->line, line, sizeof(line));
+	return result(rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + sizeof(line), NULL, 0));
+}
+
 /* a well-formed message at the wrong time: a second HELLO */
 static int a_ipc_hello(void)
 {
@@ -340,6 +353,7 @@ static const struct {
 	{ "fork", a_fork },	    { "membomb", a_membomb },
 	{ "fdbomb", a_fdbomb },	    { "ipc_garbage", a_ipc_garbage },
 	{ "ipc_fd", a_ipc_fd },	    { "ipc_hello", a_ipc_hello },
+	{ "logforge", a_logforge },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "msg.h"
 
 static int sv[2];
@@ -92,6 +93,36 @@ START_TEST(test_log_string)
 	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_LOG, 0, l, sizeof(buf), NULL, 0), 0);
 	ck_assert_int_eq(rf_msg_recv(sv[0], &m), 0);
 	ck_assert_str_eq(((struct rf_msg_log *)m.payload)->line, "hello");
+}
+END_TEST
+
+/* What the broker does to a worker's log line before it logs it. */
+START_TEST(test_log_escape)
+{
+	static const struct {
+		const char *in, *out;
+	} c[] = {
+		{ "plain words: 42%", "plain words: 42%" },
+		{ "one\nringfenced[1]: forged", "one\\x0aringfenced[1]: forged" },
+		{ "\x1b[2J\r\t", "\\x1b[2J\\x0d\\x09" },
+		{ "back\\slash \x7f", "back\\x5cslash \\x7f" },
+		{ "caf\xc3\xa9", "caf\xc3\xa9" }, /* UTF-8 stays readable */
+		{ "", "" },
+	};
+	char out[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		log_escape(c[i].in, out, sizeof(out));
+		ck_assert_str_eq(out, c[i].out);
+	}
+	/* cut whole: never half an escape, always terminated */
+	log_escape("abc\ndef", out, 6);
+	ck_assert_str_eq(out, "abc");
+	log_escape("abc\ndef", out, 8);
+	ck_assert_str_eq(out, "abc\\x0a");
+	log_escape("abc", out, 1);
+	ck_assert_str_eq(out, "");
 }
 END_TEST
 
@@ -257,6 +288,7 @@ static Suite *ipc_suite(void)
 	tcase_add_test(tc, test_recv_fds_not_allowed_are_closed);
 	tcase_add_test(tc, test_recv_oversize_datagram);
 	tcase_add_test(tc, test_recv_eof);
+	tcase_add_test(tc, test_log_escape);
 	suite_add_tcase(s, tc);
 	return s;
 }
