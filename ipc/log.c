@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdbool.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -39,27 +38,58 @@ int log_get_level(void)
 	return log_level;
 }
 
+/* Length of the well-formed UTF-8 sequence at @s (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), 0 if there is none; C1
+ * controls (U+0080..U+009F) count as none, terminals act on them. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, lo = s[0] == 0xc2 ? 0xa0 : 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 void log_escape(const char *in, char *out, size_t outlen)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
+	const unsigned char *s = (const unsigned char *)in;
+	size_t o = 0, n;
 
 	if (!outlen)
 		return;
-	for (; *in; in++) {
-		unsigned char c = (unsigned char)*in;
-		bool plain = c >= 0x20 && c != 0x7f && c != '\\';
-
-		if (o + (plain ? 1 : 4) >= outlen)
+	while (*s) {
+		if (*s >= 0x20 && *s < 0x7f && *s != '\\')
+			n = 1;
+		else if (*s >= 0x80)
+			n = utf8_len(s);
+		else
+			n = 0;
+		if (o + (n ? n : 4) >= outlen)
 			break;
-		if (plain) {
-			out[o++] = (char)c;
+		if (n) {
+			memcpy(out + o, s, n);
+			o += n;
+			s += n;
 			continue;
 		}
 		out[o++] = '\\';
 		out[o++] = 'x';
-		out[o++] = hex[c >> 4];
-		out[o++] = hex[c & 15];
+		out[o++] = hex[*s >> 4];
+		out[o++] = hex[*s & 15];
+		s++;
 	}
 	out[o] = '\0';
 }

@@ -29,8 +29,10 @@ void log_set_prefix(const char *prefix);
 int log_get_level(void);
 
 /* Copy @in to @out, NUL-terminated and cut to @outlen, with every byte
- * below 0x20, DEL and the backslash written as \xNN: text from a worker can
- * then neither begin a log line of its own nor drive a terminal. */
+ * below 0x20, DEL, the backslash and every byte not in well-formed UTF-8
+ * (C1 controls included) written as \xNN: text from a worker can then
+ * neither begin a log line of its own, nor drive a terminal, nor make
+ * JSON output invalid. */
 void log_escape(const char *in, char *out, size_t outlen);
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
