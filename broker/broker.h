@@ -94,6 +94,7 @@ struct rf_broker {
 	char worker_path[PATH_MAX];
 	int ctl_fd;
 	struct event *ctl_ev;
+	unsigned int ctl_conns; /* control connections open */
 	struct event *watchdog_ev;
 	bool stopping;
 	int exit_status;

@@ -9,8 +9,15 @@
  *   reload                     re-read the policy file, apply the difference
  *   restart TENANT             stop and start (also leaves "failed")
  *   umount TENANT              stop and unmount; "restart" brings it back
+ *
+ * A connection is read and answered through the event loop, never by
+ * blocking in it: a peer that connects and says nothing holds only its own
+ * connection, for RF_CONTROL_TIMEOUT seconds, and at most
+ * RF_CONTROL_CONNS connections are open at once.
  */
 #include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <grp.h>
 #include <stdarg.h>
@@ -436,48 +443,105 @@ static int peer_allowed(const struct rf_broker *b, const struct ucred *cred)
 	return ok;
 }
 
-static void control_accept(int fd, short what, void *arg)
+#define RF_CONTROL_TIMEOUT 5 /* seconds to send a command and to take the answer */
+#define RF_CONTROL_CONNS 32
+#define RF_CONTROL_CMD_MAX 255
+
+static void control_free(struct bufferevent *bev, struct rf_broker *b)
+{
+	bufferevent_free(bev);
+	b->ctl_conns--;
+}
+
+/* The answer has left. */
+static void control_sent(struct bufferevent *bev, void *arg)
+{
+	control_free(bev, arg);
+}
+
+/* The peer went away, or was too slow to take the answer. */
+static void control_gone(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	control_free(bev, arg);
+}
+
+static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 {
 	static char outbuf[256 * 1024];
-	struct rf_broker *b = arg;
-	struct timeval tv = { .tv_sec = 1 };
+	struct evbuffer *in = bufferevent_get_input(bev);
 	struct out o = { outbuf, sizeof(outbuf), 0 };
-	struct ucred cred;
+	struct ucred cred = { .uid = (uid_t)-1 };
 	socklen_t clen = sizeof(cred);
-	char cmd[256];
-	ssize_t n;
+	char cmd[RF_CONTROL_CMD_MAX + 1];
+	ev_ssize_t n;
+
+	n = evbuffer_copyout(in, cmd, RF_CONTROL_CMD_MAX);
+	cmd[n > 0 ? n : 0] = '\0';
+	outbuf[0] = '\0';
+	if (getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+	    !peer_allowed(b, &cred)) {
+		log_info("control: refused uid %d", (int)cred.uid);
+		put(&o, "error: permission denied (root or control_group only)\n");
+	} else if (!memchr(cmd, '\n', (size_t)(n > 0 ? n : 0)) &&
+		   evbuffer_get_length(in) > RF_CONTROL_CMD_MAX) {
+		put(&o, "error: command longer than %d bytes\n", RF_CONTROL_CMD_MAX);
+	} else {
+		cmd[strcspn(cmd, "\r\n")] = '\0';
+		run_command(b, cmd, &o);
+	}
+	bufferevent_disable(bev, EV_READ);
+	bufferevent_setcb(bev, NULL, control_sent, control_gone, b);
+	if (bufferevent_write(bev, outbuf, o.used) < 0 || !o.used)
+		control_free(bev, b);
+}
+
+/* A command is whole at its newline, at RF_CONTROL_CMD_MAX bytes, or when
+ * the peer stops sending. */
+static void control_read(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_ptr nl = evbuffer_search_eol(in, NULL, NULL, EVBUFFER_EOL_LF);
+
+	if (nl.pos >= 0 || evbuffer_get_length(in) > RF_CONTROL_CMD_MAX)
+		control_answer(bev, arg);
+}
+
+static void control_event(struct bufferevent *bev, short what, void *arg)
+{
+	if ((what & BEV_EVENT_EOF) && evbuffer_get_length(bufferevent_get_input(bev)))
+		control_answer(bev, arg);
+	else
+		control_gone(bev, what, arg); /* silent until the timeout, or gone */
+}
+
+static void control_accept(int fd, short what, void *arg)
+{
+	struct timeval tv = { .tv_sec = RF_CONTROL_TIMEOUT };
+	struct rf_broker *b = arg;
+	struct bufferevent *bev;
 	int c;
 
 	(void)what;
-	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c < 0)
 		return;
-	/* A slow peer cannot stall the loop for more than a second. */
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* read the command first even from a peer about to be refused: closing
-	 * with unread data would reset the connection and lose the answer */
-	n = read(c, cmd, sizeof(cmd) - 1);
-	if (n <= 0) {
+	if (b->ctl_conns >= RF_CONTROL_CONNS) {
+		log_info("control: %u connections open already; one more closed unanswered",
+			 b->ctl_conns);
 		close(c);
 		return;
 	}
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || !peer_allowed(b, &cred)) {
-		const char msg[] = "error: permission denied (root or control_group only)\n";
-
-		log_info("control: refused uid %d", (int)cred.uid);
-		if (write(c, msg, sizeof(msg) - 1) < 0)
-			log_debug("control: refusal not delivered");
+	bev = bufferevent_socket_new(b->base, c, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
 		close(c);
 		return;
 	}
-	cmd[n] = '\0';
-	cmd[strcspn(cmd, "\r\n")] = '\0';
-	outbuf[0] = '\0';
-	run_command(b, cmd, &o);
-	if (write(c, outbuf, o.used) < 0)
-		log_debug("control: reply not delivered");
-	close(c);
+	b->ctl_conns++;
+	bufferevent_setcb(bev, control_read, NULL, control_event, b);
+	bufferevent_set_timeouts(bev, &tv, &tv);
+	if (bufferevent_enable(bev, EV_READ) < 0)
+		control_free(bev, b);
 }
 
 int rf_control_open(struct rf_broker *b)

@@ -58,6 +58,43 @@ out=$(setpriv --reuid=1 --regid=1 --clear-groups "$CTL" -s "$T/ctl.sock" status 
 echo "$out" | grep -q "permission denied (root or control_group only)" || rf_fail "refusal: $out"
 chmod 0660 "$T/ctl.sock"
 
+rf_log "silent peers hold only their own connections; commands may come in pieces"
+python3 - "$T/ctl.sock" "$CTL" <<'PY' || rf_fail "the control socket stalled or misread"
+import socket, subprocess, sys, time
+path, ctl = sys.argv[1], sys.argv[2]
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+def answer(s):
+    s.settimeout(10)
+    out = b""
+    while chunk := s.recv(65536):
+        out += chunk
+    return out.decode()
+# 20 peers that say nothing: each used to stall the broker for a second
+silent = [conn() for _ in range(20)]
+r = subprocess.run(["timeout", "3", ctl, "-s", path, "status"], capture_output=True, text=True)
+assert r.returncode == 0 and r.stdout.count("tenant=") == 3, ("stalled", r)
+# a command in two pieces, and one ended by shutdown instead of a newline
+s = conn(); s.send(b"sta"); time.sleep(0.3); s.send(b"tus c\n")
+assert answer(s).startswith("tenant=c "), "split command"
+s = conn(); s.send(b"status a"); s.shutdown(socket.SHUT_WR)
+assert answer(s).startswith("tenant=a "), "command without newline"
+s = conn(); s.send(b"x" * 300)
+assert "longer than 255 bytes" in answer(s), "overlong command"
+# past 32 open connections the broker closes new ones unanswered
+extra = [conn() for _ in range(20)]
+extra[-1].settimeout(2)  # closed at once, not after the 5-second timeout
+assert extra[-1].recv(100) == b"", "no cap on connections"
+for x in silent + extra:
+    x.close()
+time.sleep(0.2)
+r = subprocess.run(["timeout", "3", ctl, "-s", path, "status"], capture_output=True, text=True)
+assert r.returncode == 0, ("after the flood", r)
+PY
+grep -q "control: 32 connections open already" "$T/broker.log" || rf_fail "the cap was not logged"
+
 rf_log "restart and umount one tenant"
 $CTLS restart c >/dev/null || rf_fail "restart c"
 rf_wait_state c running
