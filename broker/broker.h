@@ -158,9 +158,10 @@ int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, s
  * policy's limits cannot be applied); the child joins them before exec;
  * they are removed once the worker is gone. */
 int rf_cgroup_setup(struct rf_tenant *t);
-/* The same with the hierarchy version given (tests), and the root moved. */
+/* The same with the hierarchy version given (tests); the hierarchies and
+ * the file naming the broker's own cgroup moved (tests). */
 int rf_cgroup_setup_version(struct rf_tenant *t, int version);
-void rf_cgroup_set_root(const char *root);
+void rf_cgroup_set_root(const char *root, const char *self_cgroup_file);
 int rf_cgroup_child_join(const struct rf_cgroup *cg);
 void rf_cgroup_remove(struct rf_tenant *t);
 

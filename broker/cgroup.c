@@ -5,10 +5,19 @@
  * Each tenant gets ringfence/<name> in every hierarchy it uses; the worker
  * joins before it execs (child_join, async-signal-safe) and the group is
  * removed once the worker is reaped.
+ *
+ * On v2 the groups go below the broker's own cgroup when that cgroup is
+ * the broker's alone (a systemd service with Delegate=yes, a container's
+ * cgroup): v2 lets a cgroup that hands controllers to its children hold no
+ * process, so the broker first moves itself into a leaf, <own>/broker.
+ * Where the broker shares its cgroup (started from a login shell), they go
+ * below the hierarchy's root, which may hold processes.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -17,12 +26,20 @@
 #include "broker.h"
 #include "log.h"
 
-/* Where the hierarchies live; tests point it at a fake tree. */
+/* Where the hierarchies live, and where to read our own cgroup; tests
+ * point both at a fake tree. */
 static char cg_root[256] = "/sys/fs/cgroup";
+static char self_file[256] = "/proc/self/cgroup";
+/* v2: the cgroup (relative to cg_root, "" for the root) that holds
+ * ringfence/, found once per broker */
+static char v2_base[256];
+static bool v2_found;
 
-void rf_cgroup_set_root(const char *root)
+void rf_cgroup_set_root(const char *root, const char *self)
 {
 	snprintf(cg_root, sizeof(cg_root), "%s", root);
+	snprintf(self_file, sizeof(self_file), "%s", self);
+	v2_found = false;
 }
 
 static const char *cgp(char *buf, size_t len, const char *rel)
@@ -56,21 +73,29 @@ static int is_cgroup2(const char *path)
 	return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-static int has_controller_v2(const char *c)
+static ssize_t read_file(const char *path, char *buf, size_t len)
 {
-	char buf[512], *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
-	char path[300];
-	int fd = open(cgp(path, sizeof(path), "/cgroup.controllers"), O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
 	close(fd);
-	if (n <= 0)
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+static int has_controller_v2(const char *c)
+{
+	char buf[512], path[600], *p, *save = NULL;
+
+	snprintf(path, sizeof(path), "%s%s/cgroup.controllers", cg_root, v2_base);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	buf[n] = '\0';
-	for (p = strtok(buf, " \n"); p; p = strtok(NULL, " \n"))
+	for (p = strtok_r(buf, " \n", &save); p; p = strtok_r(NULL, " \n", &save))
 		if (!strcmp(p, c))
 			return 1;
 	return 0;
@@ -80,6 +105,64 @@ static int make_dir(const char *path)
 {
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	return 0;
+}
+
+/* Whether the cgroup @dir holds no process but this one. */
+static bool ours_alone(const char *dir)
+{
+	char path[1400], buf[4096], *p, *save = NULL;
+	long self = (long)getpid();
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1)
+		return false; /* unreadable, or too many to be ours alone */
+	for (p = strtok_r(buf, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+		if (strtol(p, NULL, 10) != self)
+			return false;
+	return true;
+}
+
+/* Find v2_base (see the top of this file). */
+static int find_v2_base(void)
+{
+	char buf[1024], dir[1300], *line, *save = NULL, *own = NULL;
+	int r;
+
+	if (v2_found)
+		return 0;
+	if (read_file(self_file, buf, sizeof(buf)) > 0)
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (!strncmp(line, "0::", 3))
+				own = line + 3;
+	v2_base[0] = '\0';
+	if (own && strcmp(own, "/") && strlen(own) < sizeof(v2_base) - 16) {
+		snprintf(dir, sizeof(dir), "%s%s", cg_root, own);
+		if (ours_alone(dir)) {
+			snprintf(dir, sizeof(dir), "%s%s/broker", cg_root, own);
+			r = make_dir(dir);
+			if (r == 0) {
+				strcat(dir, "/cgroup.procs");
+				r = write_file(dir, "0");
+			}
+			if (r < 0) {
+				log_warnx("cgroup2: cannot move the broker into %s%s/broker: %s",
+					  cg_root, own, strerror(-r));
+				return r;
+			}
+			snprintf(v2_base, sizeof(v2_base), "%s", own);
+			log_info("cgroup2: tenants' groups go below %s%s/ringfence; the broker "
+				 "moved into %s%s/broker",
+				 cg_root, own, cg_root, own);
+		} else {
+			log_info("cgroup2: the broker shares %s%s with other processes, so "
+				 "tenants' groups go below %s/ringfence",
+				 cg_root, own, cg_root);
+		}
+	}
+	v2_found = true;
 	return 0;
 }
 
@@ -128,9 +211,13 @@ static int missing(struct rf_tenant *t, const char *controller)
 static int setup_v2(struct rf_tenant *t)
 {
 	const struct rf_mount_policy *p = &t->pol;
-	char ctl[64] = "", path[300];
+	char ctl[64] = "", base[600], path[700];
 	int r;
 
+	r = find_v2_base();
+	if (r < 0)
+		return r;
+	snprintf(base, sizeof(base), "%s%s", cg_root, v2_base);
 	if (p->memory_max) {
 		if (!has_controller_v2("memory"))
 			return missing(t, "memory");
@@ -146,12 +233,20 @@ static int setup_v2(struct rf_tenant *t)
 			return missing(t, "cpu");
 		strcat(ctl, "+cpu ");
 	}
-	r = add_group(t, cg_root);
+	r = add_group(t, base);
 	if (r < 0)
 		return r;
 	/* the controllers must be enabled on the way down */
-	write_file(cgp(path, sizeof(path), "/cgroup.subtree_control"), ctl);
-	r = write_file(cgp(path, sizeof(path), "/ringfence/cgroup.subtree_control"), ctl);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
+	r = write_file(path, ctl);
+	if (r == -EBUSY)
+		log_warnx("cgroup2: %s holds processes, so it cannot hand controllers "
+			  "to groups below it; run the broker in a cgroup of its own",
+			  base);
+	if (r == 0) {
+		snprintf(path, sizeof(path), "%s/ringfence/cgroup.subtree_control", base);
+		r = write_file(path, ctl);
+	}
 	if (r < 0)
 		return r;
 	if (p->memory_max && strstr(ctl, "memory")) {

@@ -17,7 +17,7 @@
 #include "broker.h"
 #include "check_main.h"
 
-static char root[64];
+static char root[64], self[128];
 static struct rf_tenant t;
 
 static void put(const char *rel, const char *text)
@@ -68,7 +68,9 @@ static void setup(void)
 {
 	strcpy(root, "/tmp/rf-cgroup-test.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(root));
-	rf_cgroup_set_root(root);
+	snprintf(self, sizeof(self), "%s/self.cgroup", root);
+	rf_cgroup_set_root(root, self);
+	put("self.cgroup", "0::/\n"); /* the broker in the root cgroup */
 	memset(&t, 0, sizeof(t));
 	strcpy(t.pol.name, "alpha");
 	t.pol.memory_max = 64ULL << 20;
@@ -92,6 +94,49 @@ START_TEST(test_v2)
 	ck_assert_str_eq(get("ringfence/alpha/cpu.weight"), "200");
 	ck_assert_ptr_nonnull(strstr(get("ringfence/cgroup.subtree_control"), "+memory"));
 	ck_assert_ptr_nonnull(strstr(t.cg.procs[0], "/ringfence/alpha/cgroup.procs"));
+}
+END_TEST
+
+/* A cgroup of the broker's own (systemd's Delegate=yes): the broker moves
+ * into a leaf, the tenants' groups go below its cgroup. */
+START_TEST(test_v2_delegated)
+{
+	const char *own = "system.slice/rf.service";
+	char pid[32], rel[128];
+
+	dir("system.slice");
+	dir(own);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	put("system.slice/rf.service/cgroup.procs", pid);
+	put("system.slice/rf.service/cgroup.controllers", "cpu io memory pids\n");
+	put("self.cgroup", "0::/system.slice/rf.service\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids,cpu)");
+	ck_assert_str_eq(get("system.slice/rf.service/broker/cgroup.procs"), "0");
+	ck_assert_str_eq(get("system.slice/rf.service/cgroup.subtree_control"),
+			 "+memory +pids +cpu ");
+	ck_assert_str_eq(get("system.slice/rf.service/ringfence/alpha/memory.max"), "67108864");
+	snprintf(rel, sizeof(rel), "%s/system.slice/rf.service/ringfence/alpha", root);
+	ck_assert_str_eq(t.cg.dir[0], rel);
+}
+END_TEST
+
+/* A cgroup shared with other processes (a login session): the groups go
+ * below the root, and the broker stays where it is. */
+START_TEST(test_v2_shared)
+{
+	char procs[128];
+
+	dir("user.slice");
+	snprintf(procs, sizeof(procs), "1\n%d\n", (int)getpid());
+	put("user.slice/cgroup.procs", procs);
+	put("user.slice/cgroup.controllers", "cpu io memory pids\n");
+	put("cgroup.controllers", "cpu io memory pids\n");
+	put("self.cgroup", "0::/user.slice\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(get("ringfence/alpha/pids.max"), "10");
+	snprintf(procs, sizeof(procs), "%s/user.slice/broker", root);
+	ck_assert_int_eq(access(procs, F_OK), -1);
 }
 END_TEST
 
@@ -146,6 +191,8 @@ static Suite *cgroup_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_v2);
+	tcase_add_test(tc, test_v2_delegated);
+	tcase_add_test(tc, test_v2_shared);
 	tcase_add_test(tc, test_v2_missing_controller_refuses);
 	tcase_add_test(tc, test_v1);
 	tcase_add_test(tc, test_v1_missing_controller_refuses);
