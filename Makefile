@@ -1,6 +1,6 @@
 # ringfence: plain make. `make V=1` shows full commands.
 # Targets: all (default), deps, demo, check, check-unit, check-san,
-#          check-integration, bench, format, format-check, clean.
+#          check-integration, bench, fuzz, format, format-check, clean.
 
 CC      ?= cc
 BUILD   ?= build
@@ -53,7 +53,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: all deps demo check check-unit check-san check-integration bench format format-check clean
+.PHONY: all deps demo check check-unit check-san check-integration bench fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -132,6 +132,13 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	@./bench/run.sh
 
+# libFuzzer over the parsers of untrusted text (tests/run-fuzz.sh)
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: deps
+	@./tools/install-deps.sh clang libclang-rt-14-dev
+	@./tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests -name '*.[ch]' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_SRC)
@@ -139,7 +146,7 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "format ok"
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

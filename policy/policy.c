@@ -661,10 +661,9 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 #define SAME_STR(f) (strcmp(a->f, b->f) == 0)
 #define SAME(f) (a->f == b->f)
 	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
-	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) &&
-	       SAME_STR(seccomp_policy) && SAME(transport) && SAME(queue_depth) &&
-	       SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) &&
-	       SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) &&
+	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
+	       SAME(transport) && SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) &&
+	       SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) &&
 	       SAME(request_timeout) && SAME(heartbeat_timeout) && SAME(crash_limit) &&
 	       SAME(crash_window) && SAME(allow_other) && SAME(default_permissions) &&
 	       SAME(read_only) && SAME(ownership);

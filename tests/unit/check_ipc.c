@@ -106,9 +106,10 @@ START_TEST(test_log_escape)
 		{ "one\nringfenced[1]: forged", "one\\x0aringfenced[1]: forged" },
 		{ "\x1b[2J\r\t", "\\x1b[2J\\x0d\\x09" },
 		{ "back\\slash \x7f", "back\\x5cslash \\x7f" },
-		{ "caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80" }, /* UTF-8 stays */
+		{ "caf\xc3\xa9 \xf0\x9f\x98\x80",
+		  "caf\xc3\xa9 \xf0\x9f\x98\x80" }, /* UTF-8 stays */
 		{ "\xff\xc0\xaf", "\\xff\\xc0\\xaf" }, /* not UTF-8; overlong '/' */
-		{ "\xc2\x9b" "2J", "\\xc2\\x9b" "2J" }, /* C1 CSI */
+		{ "\xc2\x9b[J", "\\xc2\\x9b[J" }, /* C1 CSI */
 		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" }, /* a surrogate */
 		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" }, /* past U+10FFFF */
 		{ "cut \xe2\x82", "cut \\xe2\\x82" }, /* a sequence cut short */

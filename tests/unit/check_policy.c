@@ -188,12 +188,12 @@ START_TEST(test_mount_policy_same)
 	ck_assert(rf_mount_policy_same(m, &b));
 	b.line += 7;
 	ck_assert(rf_mount_policy_same(m, &b));
-#define FLIP(stmt)                                                             \
-	do {                                                                   \
-		memcpy(&b, m, sizeof(b));                                      \
-		stmt;                                                          \
+#define FLIP(stmt)                                                                  \
+	do {                                                                        \
+		memcpy(&b, m, sizeof(b));                                           \
+		stmt;                                                               \
 		ck_assert_msg(!rf_mount_policy_same(m, &b), "%s unnoticed", #stmt); \
-		changed++;                                                     \
+		changed++;                                                          \
 	} while (0)
 	FLIP(b.name[0] ^= 1);
 	FLIP(b.mountpoint[1] ^= 1);
