@@ -13,7 +13,7 @@
  * A connection is read and answered through the event loop, never by
  * blocking in it: a peer that connects and says nothing holds only its own
  * connection, for RF_CONTROL_TIMEOUT seconds, and at most
- * RF_CONTROL_CONNS connections are open at once.
+ * RF_CONTROL_CONNS connections are open at once (more wait to be accepted).
  */
 #include <errno.h>
 #include <event2/buffer.h>
@@ -450,7 +450,9 @@ static int peer_allowed(const struct rf_broker *b, const struct ucred *cred)
 static void control_free(struct bufferevent *bev, struct rf_broker *b)
 {
 	bufferevent_free(bev);
-	b->ctl_conns--;
+	/* below the cap again: take the connections waiting in the backlog */
+	if (--b->ctl_conns < RF_CONTROL_CONNS && b->ctl_ev)
+		event_add(b->ctl_ev, NULL); /* a no-op when it was not paused */
 }
 
 /* The answer has left. */
@@ -526,18 +528,17 @@ static void control_accept(int fd, short what, void *arg)
 	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c < 0)
 		return;
-	if (b->ctl_conns >= RF_CONTROL_CONNS) {
-		log_info("control: %u connections open already; one more closed unanswered",
-			 b->ctl_conns);
-		close(c);
-		return;
-	}
 	bev = bufferevent_socket_new(b->base, c, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
 		close(c);
 		return;
 	}
-	b->ctl_conns++;
+	/* at the cap, stop accepting: further peers wait in the backlog until
+	 * a connection ends (at the latest when its timeout strikes) */
+	if (++b->ctl_conns >= RF_CONTROL_CONNS) {
+		log_info("control: %d connections open; new ones wait", RF_CONTROL_CONNS);
+		event_del(b->ctl_ev);
+	}
 	bufferevent_setcb(bev, control_read, NULL, control_event, b);
 	bufferevent_set_timeouts(bev, &tv, &tv);
 	if (bufferevent_enable(bev, EV_READ) < 0)

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 	int c, fd, json = 0, err = 0, saw_error = 0, nargs;
 	const char *verb;
 	ssize_t n;
+	size_t got = 0;
 
 	while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
 		switch (c) {
@@ -95,11 +96,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (!strncmp(buf, "error:", 6))
+		if (!got && !strncmp(buf, "error:", 6))
 			saw_error = 1;
+		got += (size_t)n;
 		if (fwrite(buf, 1, (size_t)n, saw_error ? stderr : stdout) != (size_t)n)
 			err = 1;
 	}
+	if (n < 0)
+		fprintf(stderr, "ringfencectl: %s: %s\n", sock, strerror(errno));
+	else if (!got)
+		fprintf(stderr,
+			"ringfencectl: %s: the broker closed the connection without an "
+			"answer (too many connections open?)\n",
+			sock);
 	close(fd);
-	return err || saw_error || n < 0 ? 1 : 0;
+	return err || saw_error || n < 0 || !got ? 1 : 0;
 }
