@@ -78,6 +78,10 @@ struct rf_tenant {
 	uint64_t hb_sent_seq; /* the PING awaiting its answer; 0: none */
 	uint64_t hb_sent_ns;
 	time_t deaths[RF_CRASH_LIMIT_MAX]; /* when the last deaths were, a ring */
+	/* a worker's log lines: a token bucket (spawn.c), and what it dropped */
+	uint32_t log_tokens;
+	uint64_t log_refill_ms;
+	uint64_t log_dropped, log_dropped_told;
 	bool responder; /* the worker is the built-in EIO responder */
 	struct event *respawn_ev;
 };

@@ -271,6 +271,42 @@ out:
 	return r;
 }
 
+/* A worker may log RF_LOG_BURST lines at once and RF_LOG_RATE a second
+ * after that; the rest are counted, not written, so that one tenant cannot
+ * flood the host's log or keep the broker busy writing it. */
+#define RF_LOG_BURST 500
+#define RF_LOG_RATE 100
+
+static bool log_allowed(struct rf_tenant *t)
+{
+	struct timespec ts;
+	uint64_t now, add;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (!t->log_refill_ms) {
+		t->log_tokens = RF_LOG_BURST;
+		t->log_refill_ms = now;
+	}
+	add = (now - t->log_refill_ms) * RF_LOG_RATE / 1000;
+	if (add) {
+		t->log_tokens = add >= RF_LOG_BURST - t->log_tokens ? RF_LOG_BURST
+								    : t->log_tokens + (uint32_t)add;
+		t->log_refill_ms += add * 1000 / RF_LOG_RATE;
+	}
+	if (!t->log_tokens) {
+		t->log_dropped++;
+		return false;
+	}
+	t->log_tokens--;
+	if (t->log_dropped != t->log_dropped_told) {
+		log_warnx("%s: worker: %llu log lines dropped (more than %d a second)", t->pol.name,
+			  (unsigned long long)(t->log_dropped - t->log_dropped_told), RF_LOG_RATE);
+		t->log_dropped_told = t->log_dropped;
+	}
+	return true;
+}
+
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
 	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->hello_seen, t->ready_seen);
@@ -314,6 +350,8 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		int level = l->level <= RF_LOG_DEBUG ? (int)l->level : RF_LOG_INFO;
 		char line[1024];
 
+		if (!log_allowed(t))
+			return;
 		log_escape(l->line, line, sizeof(line));
 		log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name,
 			line);

@@ -69,6 +69,15 @@ grep -qF 'h: worker: x\x0aringfenced[1]: FORGED line\x1b[2J' "$T/broker.log" ||
 grep -q "^ringfenced\[1\]: FORGED" "$T/broker.log" && rf_fail "a worker forged a log line"
 grep -q $'\x1b' "$T/broker.log" && rf_fail "an escape character reached the log"
 rf_log "  logforge -> escaped in the broker's log"
+expect logflood ENOTRECOVERABLE # 20000 lines sent
+for _ in $(seq 50); do [ "$(rf_field h log_dropped)" -gt 0 ] 2>/dev/null && break; sleep 0.1; done
+n=$(grep -c "h: worker: FLOOD" "$T/broker.log")
+dropped=$(rf_field h log_dropped)
+[ "$n" -le 1000 ] && [ "$dropped" -ge 19000 ] || rf_fail "log flood: $n lines written, $dropped dropped"
+client_errno "$T/h.mnt/attack-logforge" >/dev/null # one more line: the drop is reported
+grep -q "h: worker: [0-9]* log lines dropped (more than 100 a second)" "$T/broker.log" ||
+	rf_fail "the dropped lines were not reported"
+rf_log "  logflood -> $n lines written, $dropped dropped and counted"
 
 rf_log "nodev and nosuid hold for what the plugin presents"
 [ "$(stat -c %t:%T "$T/h.mnt/devnode")" = 1:1 ] || rf_fail "devnode attributes"

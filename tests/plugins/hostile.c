@@ -327,6 +327,21 @@ static int a_logforge(void)
 	return result(rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + sizeof(line), NULL, 0));
 }
 
+/* 20000 log lines as fast as the socket takes them */
+static int a_logflood(void)
+{
+	char buf[sizeof(struct rf_msg_log) + 16];
+	struct rf_msg_log *l = (struct rf_msg_log *)buf;
+	int i;
+
+	l->level = 3;
+	memcpy(l->line, "FLOOD", 6);
+	for (i = 0; i < 20000; i++)
+		if (rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + 6, NULL, 0) < 0)
+			return errno;
+	return SUCCEEDED;
+}
+
 /* a well-formed message at the wrong time: a second HELLO */
 static int a_ipc_hello(void)
 {
@@ -353,7 +368,7 @@ static const struct {
 	{ "fork", a_fork },	    { "membomb", a_membomb },
 	{ "fdbomb", a_fdbomb },	    { "ipc_garbage", a_ipc_garbage },
 	{ "ipc_fd", a_ipc_fd },	    { "ipc_hello", a_ipc_hello },
-	{ "logforge", a_logforge },
+	{ "logforge", a_logforge }, { "logflood", a_logflood },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
