@@ -23,6 +23,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ringfenced [-f] [-d] -c POLICY\n"
 		   "       ringfenced --check POLICY\n"
+		   "       ringfenced --check-seccomp FILE\n"
 		   "\n"
 		   "Run untrusted FUSE filesystem plugins, one sandboxed worker per mount,\n"
 		   "as the deployment policy file POLICY describes.\n"
@@ -30,6 +31,10 @@ static void usage(FILE *f)
 		   "  -c, --config FILE   the deployment policy to serve\n"
 		   "      --check FILE    validate FILE, print every error as FILE:LINE: ...,\n"
 		   "                      and exit 0 (valid) or 1; touches nothing\n"
+		   "      --check-seccomp FILE\n"
+		   "                      validate a seccomp.policy file and print the rules\n"
+		   "                      it makes, or its errors as FILE:LINE:COLUMN: ...;\n"
+		   "                      exit 0 (valid) or 1\n"
 		   "  -f, --foreground    stay in the foreground and log to stderr\n"
 		   "  -d, --debug         log debug messages too\n"
 		   "  -h, --help          this text\n"
