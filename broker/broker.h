@@ -169,6 +169,10 @@ void rf_cgroup_set_root(const char *root, const char *self_cgroup_file);
 int rf_cgroup_child_join(const struct rf_cgroup *cg);
 void rf_cgroup_remove(struct rf_tenant *t);
 
+/* spawn.c: say how many of a worker's log lines were dropped since the
+ * last time (called with the next line written, and once a second). */
+void rf_worker_log_dropped(struct rf_tenant *t);
+
 /* recovery.c: after a worker death, schedule a successor (returns true)
  * or decline (false: crash loop, or the connection itself is gone); kick
  * every queue once a successor is ready; cancel a pending respawn. */

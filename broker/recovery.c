@@ -240,6 +240,7 @@ static void watchdog_cb(int fd, short what, void *arg)
 	for (i = 0; i < b->ntenants; i++) {
 		watchdog_tenant(b->tenants[i], now_ns);
 		heartbeat_tenant(b->tenants[i], now_ns);
+		rf_worker_log_dropped(b->tenants[i]);
 	}
 }
 

@@ -299,12 +299,17 @@ static bool log_allowed(struct rf_tenant *t)
 		return false;
 	}
 	t->log_tokens--;
-	if (t->log_dropped != t->log_dropped_told) {
-		log_warnx("%s: worker: %llu log lines dropped (more than %d a second)", t->pol.name,
-			  (unsigned long long)(t->log_dropped - t->log_dropped_told), RF_LOG_RATE);
-		t->log_dropped_told = t->log_dropped;
-	}
+	rf_worker_log_dropped(t);
 	return true;
+}
+
+void rf_worker_log_dropped(struct rf_tenant *t)
+{
+	if (t->log_dropped == t->log_dropped_told)
+		return;
+	log_warnx("%s: worker: %llu log lines dropped (more than %d a second)", t->pol.name,
+		  (unsigned long long)(t->log_dropped - t->log_dropped_told), RF_LOG_RATE);
+	t->log_dropped_told = t->log_dropped;
 }
 
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
