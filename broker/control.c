@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <grp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,10 +62,14 @@ const char *rf_transport_kind_name(int k)
 	return "none";
 }
 
-/* An output buffer that never overflows and remembers that it was cut. */
+/* An answer being written: it grows as needed; a failed allocation ends
+ * it with an error line rather than cutting it unnoticed. */
+#define RF_CONTROL_ANSWER_MAX (16U << 20)
+
 struct out {
 	char *buf;
 	size_t len, used;
+	bool failed;
 };
 
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -74,13 +79,34 @@ static void put(struct out *o, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (o->used + 1 >= o->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->used = o->used + (size_t)n < o->len ? o->used + (size_t)n : o->len - 1;
+	for (;;) {
+		if (o->failed)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf ? o->buf + o->used : NULL, o->len - o->used, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (o->used + (size_t)n < o->len) {
+			o->used += (size_t)n;
+			return;
+		}
+		size_t len = (o->len ? o->len : 16384) * 2;
+		char *nb = len <= RF_CONTROL_ANSWER_MAX ? realloc(o->buf, len) : NULL;
+
+		if (!nb) {
+			static const char cut[] = "\nerror: answer too large\n";
+
+			o->failed = true;
+			if (o->len - o->used > sizeof(cut)) {
+				memcpy(o->buf + o->used, cut, sizeof(cut));
+				o->used += sizeof(cut) - 1;
+			}
+			return;
+		}
+		o->buf = nb;
+		o->len = len;
+	}
 }
 
 /* JSON string: only what names and paths can hold needs escaping. */
@@ -471,9 +497,8 @@ static void control_gone(struct bufferevent *bev, short what, void *arg)
 
 static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 {
-	static char outbuf[256 * 1024];
 	struct evbuffer *in = bufferevent_get_input(bev);
-	struct out o = { outbuf, sizeof(outbuf), 0 };
+	struct out o = { 0 };
 	struct ucred cred = { .uid = (uid_t)-1 };
 	socklen_t clen = sizeof(cred);
 	char cmd[RF_CONTROL_CMD_MAX + 1];
@@ -481,7 +506,6 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 
 	n = evbuffer_copyout(in, cmd, RF_CONTROL_CMD_MAX);
 	cmd[n > 0 ? n : 0] = '\0';
-	outbuf[0] = '\0';
 	if (getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
 	    !peer_allowed(b, &cred)) {
 		log_info("control: refused uid %d", (int)cred.uid);
@@ -495,8 +519,9 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 	}
 	bufferevent_disable(bev, EV_READ);
 	bufferevent_setcb(bev, NULL, control_sent, control_gone, b);
-	if (bufferevent_write(bev, outbuf, o.used) < 0 || !o.used)
+	if (!o.used || bufferevent_write(bev, o.buf, o.used) < 0)
 		control_free(bev, b);
+	free(o.buf);
 }
 
 /* A command is whole at its newline, at RF_CONTROL_CMD_MAX bytes, or when
