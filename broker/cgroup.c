@@ -7,9 +7,11 @@
  * removed once the worker is reaped.
  *
  * On v2 the groups go below the broker's own cgroup when that cgroup is
- * the broker's alone (a systemd service with Delegate=yes, a container's
- * cgroup): v2 lets a cgroup that hands controllers to its children hold no
- * process, so the broker first moves itself into a leaf, <own>/broker.
+ * the broker's alone (a systemd service with Delegate=yes, the root of a
+ * container's cgroup namespace with the broker as its only process): v2
+ * lets a cgroup other than the host's root that hands controllers to its
+ * children hold no process, so the broker first moves itself into a leaf,
+ * <own>/broker. (The host's root always holds other processes.)
  * Where the broker shares its cgroup (started from a login shell), they go
  * below the hierarchy's root, which may hold processes.
  */
@@ -138,7 +140,9 @@ static int find_v2_base(void)
 			if (!strncmp(line, "0::", 3))
 				own = line + 3;
 	v2_base[0] = '\0';
-	if (own && strcmp(own, "/") && strlen(own) < sizeof(v2_base) - 16) {
+	if (own && !strcmp(own, "/"))
+		own = ""; /* the root, or a container's: alone only in the second */
+	if (own && strlen(own) < sizeof(v2_base) - 16) {
 		snprintf(dir, sizeof(dir), "%s%s", cg_root, own);
 		if (ours_alone(dir)) {
 			snprintf(dir, sizeof(dir), "%s%s/broker", cg_root, own);
@@ -156,7 +160,7 @@ static int find_v2_base(void)
 			log_info("cgroup2: tenants' groups go below %s%s/ringfence; the broker "
 				 "moved into %s%s/broker",
 				 cg_root, own, cg_root, own);
-		} else {
+		} else if (*own) {
 			log_info("cgroup2: the broker shares %s%s with other processes, so "
 				 "tenants' groups go below %s/ringfence",
 				 cg_root, own, cg_root);

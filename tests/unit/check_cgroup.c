@@ -121,6 +121,22 @@ START_TEST(test_v2_delegated)
 }
 END_TEST
 
+/* The broker alone at the root of a container's cgroup namespace: that
+ * root is not the host's, so it too must hold no process. */
+START_TEST(test_v2_namespace_root)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	put("cgroup.procs", pid);
+	put("cgroup.controllers", "memory pids cpu\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(get("broker/cgroup.procs"), "0");
+	ck_assert_str_eq(get("cgroup.subtree_control"), "+memory +pids +cpu ");
+	ck_assert_str_eq(get("ringfence/alpha/cpu.weight"), "200");
+}
+END_TEST
+
 /* A cgroup shared with other processes (a login session): the groups go
  * below the root, and the broker stays where it is. */
 START_TEST(test_v2_shared)
@@ -193,6 +209,7 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_v2);
 	tcase_add_test(tc, test_v2_delegated);
 	tcase_add_test(tc, test_v2_shared);
+	tcase_add_test(tc, test_v2_namespace_root);
 	tcase_add_test(tc, test_v2_missing_controller_refuses);
 	tcase_add_test(tc, test_v1);
 	tcase_add_test(tc, test_v1_missing_controller_refuses);
