@@ -65,8 +65,7 @@ struct rf_tenant {
 	int ipc_fd;
 	struct event *ipc_ev;
 	struct event *start_ev; /* deadline for READY */
-	bool hello_seen;
-	bool ready_seen;
+	uint32_t msgs_seen; /* RF_MSG_BIT()s of what the worker sent */
 	time_t started;
 	bool stopping;
 	unsigned int restarts; /* by the operator (restart) */
@@ -133,8 +132,10 @@ void rf_worker_ipc_cb(int fd, short what, void *arg);
 void rf_worker_reaped(struct rf_tenant *t, int status);
 void rf_worker_stop(struct rf_tenant *t);
 
-/* phase.c: NULL if a worker may send @type now, else why not. */
-const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_seen);
+/* phase.c: NULL if a worker that has sent the types in @seen (a mask of
+ * RF_MSG_BIT()s) may send @type now, else why not. */
+#define RF_MSG_BIT(type) (1U << (type))
+const char *rf_worker_msg_refusal(uint32_t type, uint32_t seen);
 
 /* tenant.c */
 int rf_tenant_start(struct rf_tenant *t);

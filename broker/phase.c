@@ -9,7 +9,7 @@
 #include "msg.h"
 
 enum {
-	ONCE = 1 << 0, /* at most once per worker */
+	ONCE = 1 << 0, /* at most once per worker (SECCOMP, FAILED: it dies after) */
 	AFTER_HELLO = 1 << 1, /* only once HELLO has come */
 	BEFORE_READY = 1 << 2, /* only until READY has come */
 };
@@ -21,11 +21,11 @@ static const struct {
 	{ RF_MSG_HELLO, ONCE | BEFORE_READY },
 	{ RF_MSG_READY, ONCE | AFTER_HELLO },
 	{ RF_MSG_LOG, AFTER_HELLO },
-	{ RF_MSG_SECCOMP, AFTER_HELLO },
-	{ RF_MSG_FAILED, AFTER_HELLO | BEFORE_READY },
+	{ RF_MSG_SECCOMP, ONCE | AFTER_HELLO },
+	{ RF_MSG_FAILED, ONCE | AFTER_HELLO | BEFORE_READY },
 };
 
-const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_seen)
+const char *rf_worker_msg_refusal(uint32_t type, uint32_t seen)
 {
 	size_t i;
 
@@ -34,12 +34,11 @@ const char *rf_worker_msg_refusal(uint32_t type, bool hello_seen, bool ready_see
 
 		if (worker_may_send[i].type != type)
 			continue;
-		if ((f & AFTER_HELLO) && !hello_seen)
+		if ((f & AFTER_HELLO) && !(seen & RF_MSG_BIT(RF_MSG_HELLO)))
 			return "message before HELLO";
-		if ((f & BEFORE_READY) && ready_seen)
+		if ((f & BEFORE_READY) && (seen & RF_MSG_BIT(RF_MSG_READY)))
 			return "message not allowed after READY";
-		if ((f & ONCE) &&
-		    ((type == RF_MSG_HELLO && hello_seen) || (type == RF_MSG_READY && ready_seen)))
+		if ((f & ONCE) && (seen & RF_MSG_BIT(type)))
 			return "message allowed only once";
 		return NULL;
 	}

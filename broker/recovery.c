@@ -190,8 +190,8 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 	uint32_t q;
 	int r;
 
-	if (!limit || !ctl || t->state == RF_TENANT_STOPPED || !t->ready_seen ||
-	    t->worker_pid <= 0 || t->ipc_fd < 0)
+	if (!limit || !ctl || t->state == RF_TENANT_STOPPED ||
+	    !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)) || t->worker_pid <= 0 || t->ipc_fd < 0)
 		return;
 	if (t->hb_sent_seq) {
 		for (q = 0; q < t->geom.nqueues; q++)

@@ -232,8 +232,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	t->worker_pid = pid;
 	t->ipc_fd = sv[0];
 	t->hb_sent_seq = 0;
-	t->hello_seen = false;
-	t->ready_seen = false;
+	t->msgs_seen = 0;
 	t->started = time(NULL);
 	r = send_config(t, params);
 	if (r < 0) {
@@ -314,7 +313,7 @@ void rf_worker_log_dropped(struct rf_tenant *t)
 
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
-	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->hello_seen, t->ready_seen);
+	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->msgs_seen);
 
 	if (refusal) {
 		char why[128];
@@ -323,23 +322,20 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		kill_worker(t, why);
 		return;
 	}
+	t->msgs_seen |= RF_MSG_BIT(m->hdr.type);
 	switch (m->hdr.type) {
 	case RF_MSG_HELLO: {
 		struct rf_msg_hello h;
 
 		memcpy(&h, m->payload, sizeof(h));
-		if (h.version != RF_IPC_VERSION) {
+		if (h.version != RF_IPC_VERSION)
 			kill_worker(t, "IPC version mismatch");
-			return;
-		}
-		t->hello_seen = true;
 		return;
 	}
 	case RF_MSG_READY: {
 		struct rf_msg_ready rd;
 
 		memcpy(&rd, m->payload, sizeof(rd));
-		t->ready_seen = true;
 		t->state = t->responder ? RF_TENANT_FAILED : RF_TENANT_RUNNING;
 		stop_start_timer(t);
 		if (t->generation > 0)

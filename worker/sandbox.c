@@ -140,10 +140,15 @@ int rf_sandbox_drop(uid_t uid, gid_t gid)
  * (not even this handler) can keep the process alive. */
 static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 {
+	static int reported;
 	const ucontext_t *uc = ctx;
 	struct rf_msg_seccomp m;
 
 	(void)sig;
+	/* one report per worker, the broker allows no more: a second thread
+	 * trapped at the same time only dies */
+	if (__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST))
+		syscall(SYS_rt_sigaction, SIGSYS, NULL, NULL, sizeof(sigset_t));
 	memset(&m, 0, sizeof(m));
 	m.nr = si->si_syscall;
 	m.arch = si->si_arch;

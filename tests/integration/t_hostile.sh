@@ -140,4 +140,5 @@ grep -qE "worker: queue [0-9]*: the kernel (refused commit id|knows no request)"
 fatal ipc_garbage - "malformed message" race
 fatal ipc_fd - "malformed message" race
 fatal ipc_hello - "message not allowed after READY (HELLO)" race
+fatal seccomp_twice - "message allowed only once (SECCOMP)" race
 exit 0

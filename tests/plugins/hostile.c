@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -342,6 +343,15 @@ static int a_logflood(void)
 	return SUCCEEDED;
 }
 
+/* a report of a trapped call, twice, from a worker that does not die */
+static int a_seccomp_twice(void)
+{
+	struct rf_msg_seccomp m = { .nr = 0, .arch = AUDIT_ARCH_X86_64 };
+
+	rf_msg_send(3, RF_MSG_SECCOMP, 0, &m, sizeof(m), NULL, 0);
+	return result(rf_msg_send(3, RF_MSG_SECCOMP, 0, &m, sizeof(m), NULL, 0));
+}
+
 /* a well-formed message at the wrong time: a second HELLO */
 static int a_ipc_hello(void)
 {
@@ -354,21 +364,37 @@ static const struct {
 	const char *name;
 	int (*fn)(void);
 } attacks[] = {
-	{ "execve", a_execve },	    { "shadow", a_shadow },
-	{ "abs", a_abs },	    { "dotdot", a_dotdot },
-	{ "symlink", a_symlink },   { "procroot", a_procroot },
-	{ "procscan", a_procscan }, { "killall", a_killall },
-	{ "ptrace", a_ptrace },	    { "vmwrite", a_vmwrite },
-	{ "socket", a_socket },	    { "uring_setup", a_uring_setup },
-	{ "mount", a_mount },	    { "unshare", a_unshare },
-	{ "setns", a_setns },	    { "chroot", a_chroot },
-	{ "setuid0", a_setuid0 },   { "capset", a_capset },
-	{ "ambient", a_ambient },   { "dumpable", a_dumpable },
-	{ "int80", a_int80 },	    { "x32", a_x32 },
-	{ "fork", a_fork },	    { "membomb", a_membomb },
-	{ "fdbomb", a_fdbomb },	    { "ipc_garbage", a_ipc_garbage },
-	{ "ipc_fd", a_ipc_fd },	    { "ipc_hello", a_ipc_hello },
-	{ "logforge", a_logforge }, { "logflood", a_logflood },
+	{ "execve", a_execve },
+	{ "shadow", a_shadow },
+	{ "abs", a_abs },
+	{ "dotdot", a_dotdot },
+	{ "symlink", a_symlink },
+	{ "procroot", a_procroot },
+	{ "procscan", a_procscan },
+	{ "killall", a_killall },
+	{ "ptrace", a_ptrace },
+	{ "vmwrite", a_vmwrite },
+	{ "socket", a_socket },
+	{ "uring_setup", a_uring_setup },
+	{ "mount", a_mount },
+	{ "unshare", a_unshare },
+	{ "setns", a_setns },
+	{ "chroot", a_chroot },
+	{ "setuid0", a_setuid0 },
+	{ "capset", a_capset },
+	{ "ambient", a_ambient },
+	{ "dumpable", a_dumpable },
+	{ "int80", a_int80 },
+	{ "x32", a_x32 },
+	{ "fork", a_fork },
+	{ "membomb", a_membomb },
+	{ "fdbomb", a_fdbomb },
+	{ "ipc_garbage", a_ipc_garbage },
+	{ "ipc_fd", a_ipc_fd },
+	{ "ipc_hello", a_ipc_hello },
+	{ "logforge", a_logforge },
+	{ "logflood", a_logflood },
+	{ "seccomp_twice", a_seccomp_twice },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)

@@ -13,7 +13,7 @@ static const struct {
 	{ RF_MSG_HELLO, { 1, 0, 0 } },
 	{ RF_MSG_READY, { 0, 1, 0 } },
 	{ RF_MSG_LOG, { 0, 1, 1 } },
-	{ RF_MSG_SECCOMP, { 0, 1, 1 } },
+	{ RF_MSG_SECCOMP, { 0, 1, 1 } }, /* once: test_once */
 	{ RF_MSG_FAILED, { 0, 1, 0 } },
 	{ RF_MSG_CONFIG, { 0, 0, 0 } },
 	{ RF_MSG_RING, { 0, 0, 0 } },
@@ -26,11 +26,12 @@ static const struct {
 
 START_TEST(test_phase_table)
 {
-	static const bool hello[3] = { false, true, true }, ready[3] = { false, false, true };
+	static const uint32_t seen[3] = { 0, RF_MSG_BIT(RF_MSG_HELLO),
+					  RF_MSG_BIT(RF_MSG_HELLO) | RF_MSG_BIT(RF_MSG_READY) };
 	int ph;
 
 	for (ph = 0; ph < 3; ph++) {
-		const char *why = rf_worker_msg_refusal(cases[_i].type, hello[ph], ready[ph]);
+		const char *why = rf_worker_msg_refusal(cases[_i].type, seen[ph]);
 
 		ck_assert_msg((why == NULL) == (cases[_i].allowed[ph] != 0),
 			      "type %u in phase %d: %s", cases[_i].type, ph, why ? why : "allowed");
@@ -40,13 +41,34 @@ END_TEST
 
 START_TEST(test_refusals_say_why)
 {
-	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_LOG, false, false), "message before HELLO");
-	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_HELLO, true, false),
-			 "message allowed only once");
-	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_FAILED, true, true),
+	const uint32_t hello = RF_MSG_BIT(RF_MSG_HELLO), ready = RF_MSG_BIT(RF_MSG_READY);
+
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_LOG, 0), "message before HELLO");
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_HELLO, hello), "message allowed only once");
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_FAILED, hello | ready),
 			 "message not allowed after READY");
-	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_CONFIG, true, true),
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_CONFIG, hello | ready),
 			 "message type not allowed from a worker");
+}
+END_TEST
+
+/* A worker dies after SECCOMP or FAILED, so it has no business sending
+ * either twice (each writes a line in the broker's log); LOG may repeat. */
+START_TEST(test_once)
+{
+	const uint32_t hello = RF_MSG_BIT(RF_MSG_HELLO), ready = RF_MSG_BIT(RF_MSG_READY);
+
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_SECCOMP,
+					       hello | ready | RF_MSG_BIT(RF_MSG_SECCOMP)),
+			 "message allowed only once");
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_FAILED, hello | RF_MSG_BIT(RF_MSG_FAILED)),
+			 "message allowed only once");
+	ck_assert_str_eq(rf_worker_msg_refusal(RF_MSG_READY, hello | ready),
+			 "message allowed only once");
+	ck_assert_ptr_null(
+		rf_worker_msg_refusal(RF_MSG_LOG, hello | ready | RF_MSG_BIT(RF_MSG_LOG)));
+	ck_assert_ptr_null(
+		rf_worker_msg_refusal(RF_MSG_SECCOMP, hello | RF_MSG_BIT(RF_MSG_FAILED)));
 }
 END_TEST
 
@@ -57,6 +79,7 @@ static Suite *phase_suite(void)
 
 	tcase_add_loop_test(tc, test_phase_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(tc, test_refusals_say_why);
+	tcase_add_test(tc, test_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
