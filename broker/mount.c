@@ -146,6 +146,23 @@ static int answer_init(struct rf_tenant *t)
  * gives it without a FUSE request. The last matching line is the newest
  * mount on that path.
  */
+/* mountinfo writes space, tab, newline and backslash in paths as \ooo. */
+static void mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
 static int mount_conn_id(const char *mountpoint, uint32_t *id)
 {
 	char line[4096];
@@ -161,6 +178,7 @@ static int mount_conn_id(const char *mountpoint, uint32_t *id)
 		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
 		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &maj, &mnr, mp) != 3)
 			continue;
+		mountinfo_unescape(mp);
 		if (strcmp(mp, mountpoint) == 0 && strstr(line, " - fuse.ringfence ")) {
 			*id = (maj << 20) | mnr;
 			found = 0;

@@ -29,17 +29,27 @@ rf_fail() {
 }
 rf_skip() { echo "  SKIP: $*"; exit 77; }
 
+# A path as /proc/self/mountinfo writes it (space, tab, newline and
+# backslash as \ooo); compare it through ENVIRON, which awk leaves alone.
+rf_mountinfo_path() {
+	local p=${1//\\/\\134}
+	p=${p// /\\040}
+	p=${p//$'\t'/\\011}
+	p=${p//$'\n'/\\012}
+	printf '%s' "$p"
+}
+
 # Abort a FUSE connection and detach its mount, without ever stat()ing it.
 rf_force_unmount() {
 	local mp=$1 id
-	id=$(awk -v mp="$mp" '$5 == mp && / - fuse\.ringfence / { split($3, d, ":"); print d[1] * 1048576 + d[2] }' /proc/self/mountinfo | tail -1)
+	id=$(MP=$(rf_mountinfo_path "$mp") awk '$5 == ENVIRON["MP"] && / - fuse\.ringfence / { split($3, d, ":"); print d[1] * 1048576 + d[2] }' /proc/self/mountinfo | tail -1)
 	[ -z "$id" ] && return 0
 	[ -w "/sys/fs/fuse/connections/$id/abort" ] && echo 1 >"/sys/fs/fuse/connections/$id/abort"
 	umount --no-canonicalize -l "$mp" 2>/dev/null || true
 }
 
 rf_is_mounted() {
-	awk -v mp="$1" '$5 == mp { found = 1 } END { exit !found }' /proc/self/mountinfo
+	MP=$(rf_mountinfo_path "$1") awk '$5 == ENVIRON["MP"] { found = 1 } END { exit !found }' /proc/self/mountinfo
 }
 
 rf_cleanup() {

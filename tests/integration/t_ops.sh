@@ -4,6 +4,10 @@
 . "$(dirname "$0")/lib.sh"
 rf_setup
 rf_policy pt passthrough "$T/src"
+# a mountpoint with a space, which /proc/self/mountinfo writes as \040
+mkdir -p "$T/sp ace.mnt"
+MOUNTS+=("$T/sp ace.mnt")
+printf '[mount sp]\nmountpoint = %s\nplugin = memfs\ntransport = %s\n\n' "$T/sp ace.mnt" "$TRANSPORT" >>"$T/policy"
 
 rf_log "sd_notify: READY, RELOADING, STOPPING"
 python3 - "$T/notify.sock" "$T/notify.log" <<'PY' &
@@ -26,7 +30,7 @@ EXTRA_PIDS+=($listener)
 for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
 NOTIFY_SOCKET=$T/notify.sock rf_start pt
 for _ in $(seq 50); do grep -q READY=1 "$T/notify.log" && break; sleep 0.1; done
-grep -q "READY=1 STATUS=serving 1 of 1 tenants" "$T/notify.log" || rf_fail "no READY: $(cat "$T/notify.log")"
+grep -q "READY=1 STATUS=serving 2 of 2 tenants" "$T/notify.log" || rf_fail "no READY: $(cat "$T/notify.log")"
 kill -HUP "$BROKER_PID"
 for _ in $(seq 50); do [ "$(grep -c READY=1 "$T/notify.log")" = 2 ] && break; sleep 0.1; done
 grep -q "RELOADING=1" "$T/notify.log" && [ "$(grep -c READY=1 "$T/notify.log")" = 2 ] ||
@@ -42,8 +46,9 @@ grep -q "STOPPING=1" "$T/notify.log" || rf_fail "no STOPPING"
 grep -q "pt.mnt still busy after 2000 ms; detaching it lazily" "$T/broker.log" ||
 	rf_fail "no lazy detach: $(cat "$T/broker.log")"
 
-rf_log "a killed broker leaves a stale mount; the next one cleans it up"
-rf_start pt
+rf_log "a killed broker leaves stale mounts; the next one cleans them up"
+rf_start pt sp
+echo there >"$T/sp ace.mnt/g" || rf_fail "the tenant on a path with a space does not serve"
 kill -KILL "$BROKER_PID"
 wait "$BROKER_PID" 2>/dev/null
 BROKER_PID=""
@@ -52,8 +57,13 @@ for _ in $(seq 50); do
 	stat "$T/pt.mnt" >/dev/null 2>&1 || break # the dead worker's connection
 	sleep 0.1
 done
-rf_start pt
+rf_start pt sp
 grep -q "a stale ringfence mount is on $T/pt.mnt" "$T/broker.log" || rf_fail "stale mount not reported"
+grep -qF "a stale ringfence mount is on $T/sp ace.mnt" "$T/broker.log" ||
+	rf_fail "the stale mount on a path with a space was not found"
+grep -q "cannot find the new mount" "$T/broker.log" && rf_fail "a new mount was not found in mountinfo"
+[ "$(MP=$(rf_mountinfo_path "$T/sp ace.mnt") awk '$5 == ENVIRON["MP"]' /proc/self/mountinfo | wc -l)" = 1 ] ||
+	rf_fail "not exactly one mount on $T/sp ace.mnt"
 [ "$(cat "$T/pt.mnt/f")" = data ] || rf_fail "the new broker does not serve"
 [ "$(awk -v mp="$T/pt.mnt" '$5 == mp' /proc/self/mountinfo | wc -l)" = 1 ] ||
 	rf_fail "more than one mount on $T/pt.mnt"
