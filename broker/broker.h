@@ -50,7 +50,7 @@ struct rf_tenant {
 	struct rf_mount_policy pol;
 	unsigned int index; /* picks the pool's fixed address */
 	enum rf_tenant_state state;
-	char fail_reason[256];
+	char fail_reason[1024];
 	uid_t uid;
 	gid_t gid;
 	int fuse_fd;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Mount, FUSE_INIT, abort and unmount: the broker's part of the kernel protocol. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -241,6 +242,26 @@ int rf_tenant_mount(struct rf_tenant *t)
 	if (!S_ISDIR(st.st_mode)) {
 		log_warnx("%s: mountpoint %s is not a directory", t->pol.name, t->pol.mountpoint);
 		return -ENOTDIR;
+	}
+	/* The kernel's mount table names the real path, which is how the
+	 * broker finds its mounts again; and a symlink on the way could be
+	 * swapped under us. */
+	{
+		char real[PATH_MAX];
+
+		if (!realpath(t->pol.mountpoint, real)) {
+			r = -errno;
+			log_warn("%s: mountpoint %s", t->pol.name, t->pol.mountpoint);
+			return r;
+		}
+		if (strcmp(real, t->pol.mountpoint)) {
+			snprintf(t->fail_reason, sizeof(t->fail_reason),
+				 "mountpoint %.400s resolves to %.400s (a symlink on the way); "
+				 "the policy must name the real path",
+				 t->pol.mountpoint, real);
+			log_warnx("%s: %s", t->pol.name, t->fail_reason);
+			return -ELOOP;
+		}
 	}
 	/* O_NONBLOCK: the worker's ring READ on this file must get -EAGAIN
 	 * and arm poll rather than block a thread inside the kernel. */

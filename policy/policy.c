@@ -201,6 +201,25 @@ static int valid_name(const char *s, size_t max)
 	return s[0] != '.' && s[0] != '-';
 }
 
+/* In place: "//" becomes "/", "/./" goes, and so does a trailing "/"
+ * (except in "/" itself). ".." was refused before. */
+static void normalize_path(char *p)
+{
+	char *o = p, *s = p;
+
+	while (*s) {
+		if (s[0] == '/' && (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || !s[2])))) {
+			s += s[1] == '/' ? 1 : 2;
+			continue;
+		}
+		*o++ = *s++;
+	}
+	if (o > p + 1 && o[-1] == '/')
+		o--;
+	if (o == p)
+		*o++ = '/';
+	*o = '\0';
+}
 static int set_value(struct parser *ps, const struct key_def *k, void *base, const char *v)
 {
 	char *field = (char *)base + k->offset;
@@ -217,7 +236,15 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 			perr(ps, ps->line, "%s: path must not contain '..': '%s'", k->key, v);
 			return -1;
 		}
-		/* fall through */
+		if (strlen(v) >= k->size) {
+			perr(ps, ps->line, "%s: value longer than %zu bytes", k->key, k->size - 1);
+			return -1;
+		}
+		/* one spelling per path, so that comparisons (conflicts between
+		 * mounts, the kernel's mount table) see the same path as one */
+		strcpy(field, v);
+		normalize_path(field);
+		return 0;
 	case K_STRING:
 		if (strlen(v) >= k->size) {
 			perr(ps, ps->line, "%s: value longer than %zu bytes", k->key, k->size - 1);
@@ -382,6 +409,9 @@ static void check_mount(struct parser *ps, struct section *sec)
 		perr(ps, m->line, "[mount %s]: missing required key 'mountpoint'", m->name);
 	if (!m->plugin[0])
 		perr(ps, m->line, "[mount %s]: missing required key 'plugin'", m->name);
+	if (!strcmp(m->mountpoint, "/"))
+		perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+		     "mountpoint: '/' would hide the whole system");
 	if (m->ownership == RF_OWNERSHIP_XATTR && !m->default_permissions)
 		perr(ps, sec->key_line[OWNERSHIP_KEY] ? sec->key_line[OWNERSHIP_KEY] : m->line,
 		     "ownership: xattr needs default_permissions = yes (the kernel enforces "

@@ -100,6 +100,16 @@ if [ "$TRANSPORT" = classic ] && [ "$(cat /sys/module/fuse/parameters/enable_uri
 	rf_is_mounted "$T/u.mnt" && rf_fail "refused mount left mounted"
 fi
 
+rf_log "a mountpoint reached through a symlink: refused, the real path named"
+mkdir -p "$T/real.mnt"
+ln -s "$T/real.mnt" "$T/link.mnt"
+printf '[global]\ncontrol_socket = %s/c5.sock\n[mount l]\nmountpoint = %s/link.mnt\nplugin = hello\n' \
+	"$T" "$T" >"$T/l.policy"
+timeout 20 "$RINGFENCED" -f -c "$T/l.policy" >"$T/l.log" 2>&1 && rf_fail "a symlinked mountpoint was served"
+grep -qF "mountpoint $T/link.mnt resolves to $T/real.mnt (a symlink on the way)" "$T/l.log" ||
+	rf_fail "no reason given: $(cat "$T/l.log")"
+rf_is_mounted "$T/real.mnt" && rf_fail "a refused mount was left mounted"
+
 rf_log "request_timeout: the watchdog replaces a worker that holds a request too long"
 mkdir -p "$T/st.mnt"
 printf '[global]\ncontrol_socket = %s/c5.sock\n[mount st]\nmountpoint = %s/st.mnt\nplugin = %s\nrequest_timeout = 2\ntransport = %s\n' \

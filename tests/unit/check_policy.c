@@ -110,6 +110,9 @@ static const struct {
 	{ "bad_duplicate_key.policy", 4, "plugin: set twice (first at line 3)" },
 	{ "bad_duplicate_mount.policy", 5, "[mount m]: name already used at line 1" },
 	{ "bad_same_mountpoint.policy", 6, "is already the mountpoint of [mount a]" },
+	{ "bad_same_mountpoint_spelled.policy", 6,
+	  "'/mnt/m' is already the mountpoint of [mount a]" },
+	{ "bad_root_mountpoint.policy", 2, "mountpoint: '/' would hide the whole system" },
 	{ "bad_section.policy", 1, "unknown section '[tenant m]'" },
 	{ "bad_key_outside.policy", 1, "key outside a section" },
 	{ "bad_no_equals.policy", 2, "expected 'key = value'" },
@@ -225,6 +228,31 @@ START_TEST(test_mount_policy_same)
 }
 END_TEST
 
+/* Paths are kept in one spelling: what the kernel's mount table shows. */
+START_TEST(test_paths_normalized)
+{
+	static const struct {
+		const char *in, *out;
+	} c[] = {
+		{ "/mnt/m/", "/mnt/m" },	{ "/mnt//m", "/mnt/m" },
+		{ "/mnt/./m/.", "/mnt/m" },	{ "//mnt///m//", "/mnt/m" },
+		{ "/mnt/.m/x.", "/mnt/.m/x." }, { "/./mnt", "/mnt" },
+	};
+	char text[256];
+	struct rf_policy *p = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(text, sizeof(text), "[mount m]\nmountpoint = %s\nplugin = hello\n",
+			 c[i].in);
+		ck_assert_int_eq(rf_policy_parse("mem", text, strlen(text), &p, err, sizeof(err)),
+				 0);
+		ck_assert_str_eq(p->mounts[0].mountpoint, c[i].out);
+		rf_policy_free(p);
+	}
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	struct rf_policy *p = NULL;
@@ -281,6 +309,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_nul_and_long_lines);
 	tcase_add_test(tc, test_mount_policy_same);
+	tcase_add_test(tc, test_paths_normalized);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_error_buffer_truncates_safely);
 	tcase_add_test(tc, test_parse_size);
