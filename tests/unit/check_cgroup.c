@@ -17,7 +17,7 @@
 #include "broker.h"
 #include "check_main.h"
 
-static char root[64], self[128];
+static char root[96], self[160];
 static struct rf_tenant t;
 
 static void put(const char *rel, const char *text)
@@ -64,10 +64,28 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 	return remove(p);
 }
 
+/* One directory for the whole case, made and removed by the parent (an
+ * unchecked fixture), so that it goes even when a test fails: a failing
+ * test's child exits before any checked teardown. Each test lays out its
+ * tree in a subdirectory of its own. */
+static char base[64];
+
+static void case_setup(void)
+{
+	strcpy(base, "/tmp/rf-cgroup-test.XXXXXX");
+	if (!mkdtemp(base))
+		abort();
+}
+
+static void case_teardown(void)
+{
+	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void setup(void)
 {
-	strcpy(root, "/tmp/rf-cgroup-test.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(root, sizeof(root), "%s/%d", base, (int)getpid());
+	ck_assert_int_eq(mkdir(root, 0755), 0);
 	snprintf(self, sizeof(self), "%s/self.cgroup", root);
 	rf_cgroup_set_root(root, self);
 	put("self.cgroup", "0::/\n"); /* the broker in the root cgroup */
@@ -76,11 +94,6 @@ static void setup(void)
 	t.pol.memory_max = 64ULL << 20;
 	t.pol.pids_max = 10;
 	t.pol.cpu_weight = 200;
-}
-
-static void teardown(void)
-{
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 START_TEST(test_v2)
@@ -102,7 +115,7 @@ END_TEST
 START_TEST(test_v2_delegated)
 {
 	const char *own = "system.slice/rf.service";
-	char pid[32], rel[128];
+	char pid[32], rel[192];
 
 	dir("system.slice");
 	dir(own);
@@ -141,7 +154,7 @@ END_TEST
  * below the root, and the broker stays where it is. */
 START_TEST(test_v2_shared)
 {
-	char procs[128];
+	char procs[192];
 
 	dir("user.slice");
 	snprintf(procs, sizeof(procs), "1\n%d\n", (int)getpid());
@@ -205,7 +218,8 @@ static Suite *cgroup_suite(void)
 	Suite *s = suite_create("cgroup");
 	TCase *tc = tcase_create("fake hierarchies");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_v2);
 	tcase_add_test(tc, test_v2_delegated);
 	tcase_add_test(tc, test_v2_shared);
