@@ -229,14 +229,11 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 static void watchdog_cb(int fd, short what, void *arg)
 {
 	struct rf_broker *b = arg;
-	struct timespec ts;
-	uint64_t now_ns;
+	uint64_t now_ns = rf_now_ns();
 	size_t i;
 
 	(void)fd;
 	(void)what;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	for (i = 0; i < b->ntenants; i++) {
 		watchdog_tenant(b->tenants[i], now_ns);
 		heartbeat_tenant(b->tenants[i], now_ns);

@@ -278,11 +278,8 @@ out:
 
 static bool log_allowed(struct rf_tenant *t)
 {
-	struct timespec ts;
-	uint64_t now, add;
+	uint64_t now = rf_now_ns() / 1000000, add;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 	if (!t->log_refill_ms) {
 		t->log_tokens = RF_LOG_BURST;
 		t->log_refill_ms = now;

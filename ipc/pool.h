@@ -21,8 +21,19 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "fuse_uapi.h"
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call): the clock of the
+ * slot records, which the worker writes and the broker's watchdog reads. */
+static inline uint64_t rf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 #define RF_POOL_MAGIC 0x6c6f6f7065636e66ULL /* "fncepool" */
 #define RF_POOL_VERSION 1
@@ -83,7 +94,7 @@ enum rf_slot_state_kind {
 
 struct rf_slot_state {
 	uint64_t commit_id;
-	uint64_t fetched_ns; /* CLOCK_MONOTONIC */
+	uint64_t fetched_ns; /* rf_now_ns() */
 	uint32_t state;
 	uint32_t opcode;
 	uint32_t generation; /* of the worker that fetched it */

@@ -7,18 +7,9 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
 #include "worker.h"
-
-uint64_t rf_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 typedef void (*op_fn)(struct rf_req *req, const struct rf_plugin *p);
 

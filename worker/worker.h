@@ -155,9 +155,6 @@ void rf_dispatch(struct rf_req *req);
 bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
 			 const char *args, uint32_t args_len);
 
-/* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call) */
-uint64_t rf_now_ns(void);
-
 /* Plugin id to kernel id; 0 for an id that cannot be tagged. */
 static inline uint64_t rf_id_out(const struct rf_worker *w, uint64_t id)
 {
