@@ -644,9 +644,11 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		post_classic_read(req);
 		return;
 	}
-	rf_seen_record(q->w, req->in.unique);
 	if (rf_dispatch_noreply(q->w, q, &req->in, buf + sizeof(req->in),
 				n - (uint32_t)sizeof(req->in))) {
+		/* FORGET and INTERRUPT on the io-uring transport's reader:
+		 * seen, so that no successor asks for them */
+		rf_seen_record(q->w, req->in.unique);
 		post_classic_read(req);
 		return;
 	}
