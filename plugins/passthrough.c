@@ -193,9 +193,22 @@ static void meta_apply(const struct pt *p, int fd, struct stat *st)
 	st->st_mode = m.mode;
 }
 
+/* The name of a directory make_dir() is building (or left by a worker that
+ * died doing so). */
+static int is_tmp_name(const char *name)
+{
+	return !strncmp(name, PT_TMP_PREFIX, sizeof(PT_TMP_PREFIX) - 1);
+}
+
 static int is_hidden(const struct pt *p, const char *name)
 {
-	return p->xattr && !strncmp(name, PT_TMP_PREFIX, sizeof(PT_TMP_PREFIX) - 1);
+	return p->xattr && is_tmp_name(name);
+}
+
+/* The xattr that holds ownership: not the clients' to see or touch. */
+static int is_meta_xattr(const struct pt *p, const char *name)
+{
+	return p->xattr && !strcmp(name, PT_XATTR);
 }
 
 static int pt_init(const struct rf_init_args *a, void **userdata)
@@ -631,8 +644,7 @@ static int remove_leftovers(int pfd, const char *name)
 		return 0;
 	}
 	while ((de = readdir(dp)))
-		if (!strncmp(de->d_name, PT_TMP_PREFIX, sizeof(PT_TMP_PREFIX) - 1) &&
-		    unlinkat(dirfd(dp), de->d_name, AT_REMOVEDIR) == 0)
+		if (is_tmp_name(de->d_name) && unlinkat(dirfd(dp), de->d_name, AT_REMOVEDIR) == 0)
 			n = 1;
 	closedir(dp);
 	return n;
@@ -900,7 +912,7 @@ static void pt_setxattr(struct rf_req *req, uint64_t ino, const char *name, cons
 {
 	char path[64];
 
-	if (pt_of(req)->xattr && !strcmp(name, PT_XATTR)) {
+	if (is_meta_xattr(pt_of(req), name)) {
 		rf_reply_err(req, EPERM); /* ownership is chown's and chmod's */
 		return;
 	}
@@ -927,7 +939,7 @@ static void pt_getxattr(struct rf_req *req, uint64_t ino, const char *name, size
 	char path[64], buf[65536];
 	ssize_t n;
 
-	if (pt_of(req)->xattr && !strcmp(name, PT_XATTR)) {
+	if (is_meta_xattr(pt_of(req), name)) {
 		rf_reply_err(req, ENODATA);
 		return;
 	}
@@ -971,7 +983,7 @@ static void pt_removexattr(struct rf_req *req, uint64_t ino, const char *name)
 {
 	char path[64];
 
-	if (pt_of(req)->xattr && !strcmp(name, PT_XATTR)) {
+	if (is_meta_xattr(pt_of(req), name)) {
 		rf_reply_err(req, EPERM);
 		return;
 	}
