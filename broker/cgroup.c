@@ -90,17 +90,18 @@ static ssize_t read_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
-static int has_controller_v2(const char *c)
+/* Whether @c is a word of @list (a cgroup.controllers line). */
+static bool has_controller(const char *list, const char *c)
 {
-	char buf[512], path[600], *p, *save = NULL;
+	size_t n = strlen(c), l;
+	const char *p;
 
-	snprintf(path, sizeof(path), "%s%s/cgroup.controllers", cg_root, v2_base);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	for (p = strtok_r(buf, " \n", &save); p; p = strtok_r(NULL, " \n", &save))
-		if (!strcmp(p, c))
-			return 1;
-	return 0;
+	for (p = list + strspn(list, " \n"); *p; p += l, p += strspn(p, " \n")) {
+		l = strcspn(p, " \n");
+		if (l == n && !strncmp(p, c, n))
+			return true;
+	}
+	return false;
 }
 
 static int make_dir(const char *path)
@@ -215,25 +216,28 @@ static int missing(struct rf_tenant *t, const char *controller)
 static int setup_v2(struct rf_tenant *t)
 {
 	const struct rf_mount_policy *p = &t->pol;
-	char ctl[64] = "", base[600], path[700];
+	char ctl[64] = "", avail[512], base[600], path[700];
 	int r;
 
 	r = find_v2_base();
 	if (r < 0)
 		return r;
 	snprintf(base, sizeof(base), "%s%s", cg_root, v2_base);
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", base);
+	if (read_file(path, avail, sizeof(avail)) < 0)
+		avail[0] = '\0'; /* none to be had here */
 	if (p->memory_max) {
-		if (!has_controller_v2("memory"))
+		if (!has_controller(avail, "memory"))
 			return missing(t, "memory");
 		strcat(ctl, "+memory ");
 	}
 	if (p->pids_max) {
-		if (!has_controller_v2("pids"))
+		if (!has_controller(avail, "pids"))
 			return missing(t, "pids");
 		strcat(ctl, "+pids ");
 	}
 	if (p->cpu_weight) {
-		if (!has_controller_v2("cpu"))
+		if (!has_controller(avail, "cpu"))
 			return missing(t, "cpu");
 		strcat(ctl, "+cpu ");
 	}
