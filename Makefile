@@ -93,6 +93,7 @@ UNIT_DEPS_check_seccomp := $(LIB)
 UNIT_DEPS_check_phase  := $(BUILD)/obj/broker/phase.o $(LIB)
 UNIT_DEPS_check_cgroup := $(BUILD)/obj/broker/cgroup.o $(LIB)
 UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
+UNIT_DEPS_check_pool   := $(BUILD)/obj/broker/pool.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(LIB)
 

@@ -119,6 +119,19 @@ uint32_t rf_possible_cpus(void);
 /* pool.c */
 int rf_pool_create(struct rf_tenant *t);
 void rf_pool_destroy(struct rf_tenant *t);
+/* (Re)write the pool's header from the broker's records: at creation, and
+ * before each worker starts, so that no successor reads what a dead worker
+ * wrote there. */
+void rf_pool_write_header(struct rf_tenant *t);
+/* Whether what a worker can write in @pool could have come from a worker
+ * that plays by the rules: the header as the broker wrote it (@g,
+ * @transport), slot records in a known state and of no generation after
+ * @generation, fetched no later than @now_ns, heartbeats no newer than the
+ * last PING sent (@hb_seq). NULL, or what is impossible, in @why. Pure: it
+ * reads the pool, touches nothing. */
+const char *rf_pool_verify(const void *pool, const struct rf_pool_geom *g, uint32_t transport,
+			   uint32_t generation, uint64_t hb_seq, uint64_t now_ns, char *why,
+			   size_t len);
 
 /* ring.c: a fenced ring on @slot0_fd with the pool as fixed buffer 0.
  * Returns the ring fd (the broker must close it as soon as the worker has
@@ -131,6 +144,9 @@ int rf_worker_spawn(struct rf_tenant *t);
 void rf_worker_ipc_cb(int fd, short what, void *arg);
 void rf_worker_reaped(struct rf_tenant *t, int status);
 void rf_worker_stop(struct rf_tenant *t);
+/* Kill the worker for breaking the rules (@why goes to the log and the
+ * tenant's reason); its death is handled like any other. */
+void rf_worker_kill(struct rf_tenant *t, const char *why);
 
 /* phase.c: NULL if a worker that has sent the types in @seen (a mask of
  * RF_MSG_BIT()s) may send @type now, else why not. */

@@ -124,17 +124,17 @@ static void put_jstr(struct out *o, const char *s)
 	put(o, "\"");
 }
 
-/* The worker's counters summed over queues (shown, never trusted). */
+/* The worker's counters summed over the broker's count of queues: shown,
+ * never trusted (any value is a possible count; sums wrap, harmlessly). */
 static void sum_stats(const struct rf_tenant *t, struct rf_queue_stats *s)
 {
-	const struct rf_pool_ctl *ctl = t->pool;
 	uint32_t q, i;
 
 	memset(s, 0, sizeof(*s));
-	if (!ctl)
+	if (!t->pool)
 		return;
 	for (q = 0; q < t->geom.nqueues; q++) {
-		const volatile struct rf_queue_stats *x = &ctl->q[q];
+		const volatile struct rf_queue_stats *x = rf_pool_stats(t->pool, q);
 
 		s->requests += x->requests;
 		s->uring_requests += x->uring_requests;

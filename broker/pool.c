@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* The per-mount memfd pool, mapped at the mount's fixed address. */
+/*
+ * The per-mount memfd pool, mapped at the mount's fixed address, and the
+ * broker's reading of it. A worker maps the pool read-write, so every byte
+ * in it is the worker's word: the broker takes the geometry from its own
+ * records (t->geom) and checks what it reads against them.
+ */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +17,6 @@
 
 int rf_pool_create(struct rf_tenant *t)
 {
-	struct rf_pool_ctl *ctl;
 	void *want, *p;
 	uint32_t q;
 	int r;
@@ -50,19 +55,9 @@ int rf_pool_create(struct rf_tenant *t)
 		goto close_fd;
 	}
 	t->pool = p;
-	ctl = p;
-	ctl->magic = RF_POOL_MAGIC;
-	ctl->version = RF_POOL_VERSION;
-	ctl->nqueues = t->geom.nqueues;
-	ctl->depth = t->geom.depth;
-	ctl->nslots = t->geom.nslots;
-	ctl->payload_size = t->geom.payload_size;
-	ctl->slot_size = t->geom.slot_size;
-	ctl->ctl_size = t->geom.ctl_size;
-	ctl->total_size = t->geom.total_size;
-	ctl->transport = (uint32_t)t->conn.transport;
+	rf_pool_write_header(t);
 	for (q = 0; q < t->geom.nqueues; q++)
-		memset(&ctl->q[q], 0, sizeof(ctl->q[q]));
+		memset(rf_pool_stats(p, q), 0, sizeof(struct rf_queue_stats));
 	return 0;
 close_fd:
 	close(t->pool_fd);
@@ -80,4 +75,71 @@ void rf_pool_destroy(struct rf_tenant *t)
 		close(t->pool_fd);
 		t->pool_fd = -1;
 	}
+}
+
+void rf_pool_write_header(struct rf_tenant *t)
+{
+	struct rf_pool_ctl *ctl = t->pool;
+
+	ctl->magic = RF_POOL_MAGIC;
+	ctl->version = RF_POOL_VERSION;
+	ctl->nqueues = t->geom.nqueues;
+	ctl->depth = t->geom.depth;
+	ctl->nslots = t->geom.nslots;
+	ctl->payload_size = t->geom.payload_size;
+	ctl->slot_size = t->geom.slot_size;
+	ctl->ctl_size = t->geom.ctl_size;
+	ctl->total_size = t->geom.total_size;
+	ctl->transport = (uint32_t)t->conn.transport;
+	ctl->pad0 = 0;
+}
+
+/* A FETCHED record this far ahead of the broker's clock was not written by
+ * rf_now_ns() (the slack covers a write racing the broker's read). */
+#define RF_POOL_CLOCK_SLACK_NS 1000000000ULL
+
+const char *rf_pool_verify(const void *pool, const struct rf_pool_geom *g, uint32_t transport,
+			   uint32_t generation, uint64_t hb_seq, uint64_t now_ns, char *why,
+			   size_t len)
+{
+	const struct rf_pool_ctl *ctl = pool;
+	uint32_t i;
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+	if (LOAD(ctl->magic) != RF_POOL_MAGIC || LOAD(ctl->version) != RF_POOL_VERSION ||
+	    LOAD(ctl->nqueues) != g->nqueues || LOAD(ctl->depth) != g->depth ||
+	    LOAD(ctl->nslots) != g->nslots || LOAD(ctl->payload_size) != g->payload_size ||
+	    LOAD(ctl->slot_size) != g->slot_size || LOAD(ctl->ctl_size) != g->ctl_size ||
+	    LOAD(ctl->total_size) != g->total_size || LOAD(ctl->transport) != transport ||
+	    LOAD(ctl->pad0) != 0) {
+		snprintf(why, len, "pool: the header the broker wrote was changed");
+		return why;
+	}
+	for (i = 0; i < g->nqueues; i++) {
+		uint64_t hb = LOAD(rf_pool_stats((void *)pool, i)->heartbeat);
+
+		if (hb > hb_seq) {
+			snprintf(why, len, "pool: queue %u answered heartbeat %llu, never sent", i,
+				 (unsigned long long)hb);
+			return why;
+		}
+	}
+	for (i = 0; i < g->nslots; i++) {
+		const struct rf_slot_state *ss = rf_pool_slot_state((void *)pool, g, i);
+		uint32_t state = __atomic_load_n(&ss->state, __ATOMIC_ACQUIRE);
+		uint32_t gen = LOAD(ss->generation);
+
+		if (state > RF_SLOT_ANSWERED || gen > generation) {
+			snprintf(why, len, "pool: slot %u has state %u of generation %u", i, state,
+				 gen);
+			return why;
+		}
+		if (state == RF_SLOT_FETCHED && gen == generation &&
+		    LOAD(ss->fetched_ns) > now_ns + RF_POOL_CLOCK_SLACK_NS) {
+			snprintf(why, len, "pool: slot %u was fetched in the future", i);
+			return why;
+		}
+	}
+#undef LOAD
+	return NULL;
 }

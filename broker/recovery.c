@@ -129,18 +129,18 @@ void rf_recovery_kick(struct rf_tenant *t)
  * The watchdog: once a second, any request a worker has held longer than
  * its tenant's request_timeout gets that worker killed; the successor
  * answers the request EIO and serves on. The slot records are written by
- * the worker and only ever used to decide to kill that same worker.
+ * the worker, found from the broker's own geometry, checked by pool_sane()
+ * first, and only ever used to decide to kill that same worker.
  */
 static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 {
 	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
-	struct rf_pool_ctl *ctl = t->pool;
 	uint32_t i;
 
-	if (!limit || !ctl || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
+	if (!limit || !t->pool || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
 		return;
 	for (i = 0; i < t->geom.nslots; i++) {
-		struct rf_slot_state *ss = rf_pool_slot_state(ctl, i);
+		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, i);
 		uint64_t since = __atomic_load_n(&ss->fetched_ns, __ATOMIC_RELAXED);
 
 		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED ||
@@ -173,7 +173,7 @@ static bool queue_serving(const struct rf_tenant *t, uint32_t q)
 
 	for (e = 0; e < t->geom.depth; e++) {
 		uint32_t slot = rf_pool_slot_index(&t->geom, q, e);
-		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, slot);
+		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, slot);
 
 		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_FETCHED &&
 		    ss->generation == t->generation)
@@ -185,18 +185,17 @@ static bool queue_serving(const struct rf_tenant *t, uint32_t q)
 static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 {
 	uint64_t limit = (uint64_t)t->pol.heartbeat_timeout * 1000000000ULL;
-	struct rf_pool_ctl *ctl = t->pool;
 	struct rf_msg_ping ping;
 	uint32_t q;
 	int r;
 
-	if (!limit || !ctl || t->state == RF_TENANT_STOPPED ||
+	if (!limit || !t->pool || t->state == RF_TENANT_STOPPED ||
 	    !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)) || t->worker_pid <= 0 || t->ipc_fd < 0)
 		return;
 	if (t->hb_sent_seq) {
 		for (q = 0; q < t->geom.nqueues; q++)
-			if (__atomic_load_n(&ctl->q[q].heartbeat, __ATOMIC_RELAXED) !=
-				    t->hb_sent_seq &&
+			if (__atomic_load_n(&rf_pool_stats(t->pool, q)->heartbeat,
+					    __ATOMIC_RELAXED) != t->hb_sent_seq &&
 			    !queue_serving(t, q))
 				break;
 		if (q < t->geom.nqueues) {
@@ -226,6 +225,26 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 	t->hb_sent_ns = now_ns;
 }
 
+/*
+ * Everything a worker can write in the pool is checked once a second
+ * before the watchdog and the heartbeat act on it: an impossible value
+ * there (a header changed, a slot state that does not exist, an answer to
+ * a PING never sent) is the worker's doing, and it is killed for it.
+ * Returns whether the tenant's worker may go on.
+ */
+static bool pool_sane(struct rf_tenant *t, uint64_t now_ns)
+{
+	char why[128];
+
+	if (!t->pool || t->worker_pid <= 0 || t->state == RF_TENANT_STOPPED)
+		return true;
+	if (!rf_pool_verify(t->pool, &t->geom, (uint32_t)t->conn.transport, t->generation,
+			    t->hb_seq, now_ns, why, sizeof(why)))
+		return true;
+	rf_worker_kill(t, why);
+	return false;
+}
+
 static void watchdog_cb(int fd, short what, void *arg)
 {
 	struct rf_broker *b = arg;
@@ -235,9 +254,11 @@ static void watchdog_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (i = 0; i < b->ntenants; i++) {
+		rf_worker_log_dropped(b->tenants[i]);
+		if (!pool_sane(b->tenants[i], now_ns))
+			continue;
 		watchdog_tenant(b->tenants[i], now_ns);
 		heartbeat_tenant(b->tenants[i], now_ns);
-		rf_worker_log_dropped(b->tenants[i]);
 	}
 }
 

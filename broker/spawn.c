@@ -57,7 +57,7 @@ static void start_timeout_cb(int fd, short what, void *arg)
 		kill(t->worker_pid, SIGKILL);
 }
 
-static void kill_worker(struct rf_tenant *t, const char *why)
+void rf_worker_kill(struct rf_tenant *t, const char *why)
 {
 	log_warnx("%s: killing worker %d: %s", t->pol.name, (int)t->worker_pid, why);
 	snprintf(t->fail_reason, sizeof(t->fail_reason), "killed by the broker: %s", why);
@@ -164,6 +164,8 @@ int rf_worker_spawn(struct rf_tenant *t)
 	int sv[2], r;
 	pid_t pid;
 
+	/* whatever the last worker wrote in the header, this one reads ours */
+	rf_pool_write_header(t);
 	params = calloc(nq, sizeof(*params));
 	ring_fds = calloc(nq, sizeof(*ring_fds));
 	if (!params || !ring_fds) {
@@ -316,7 +318,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		char why[128];
 
 		snprintf(why, sizeof(why), "%s (%s)", refusal, rf_msg_name(m->hdr.type));
-		kill_worker(t, why);
+		rf_worker_kill(t, why);
 		return;
 	}
 	t->msgs_seen |= RF_MSG_BIT(m->hdr.type);
@@ -326,7 +328,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 
 		memcpy(&h, m->payload, sizeof(h));
 		if (h.version != RF_IPC_VERSION)
-			kill_worker(t, "IPC version mismatch");
+			rf_worker_kill(t, "IPC version mismatch");
 		return;
 	}
 	case RF_MSG_READY: {
@@ -385,7 +387,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		return;
 	}
 	default:
-		kill_worker(t, "message type not allowed from a worker");
+		rf_worker_kill(t, "message type not allowed from a worker");
 		return;
 	}
 }
@@ -407,19 +409,19 @@ void rf_worker_ipc_cb(int fd, short what, void *arg)
 		return;
 	}
 	if (r == -EBADMSG) {
-		kill_worker(t, "malformed message");
+		rf_worker_kill(t, "malformed message");
 		return;
 	}
 	if (r < 0) {
 		log_warnx("%s: worker IPC: %s", t->pol.name, strerror(-r));
-		kill_worker(t, "IPC failure");
+		rf_worker_kill(t, "IPC failure");
 		return;
 	}
 	if (m.nfds) {
 		/* a worker never sends descriptors (rf_msg_recv enforces the
 		 * per-type limit of 0, so this is belt and braces) */
 		rf_msg_close_fds(&m);
-		kill_worker(t, "descriptors from a worker");
+		rf_worker_kill(t, "descriptors from a worker");
 		return;
 	}
 	handle_msg(t, &m);

@@ -13,8 +13,12 @@
  * payload's page boundary; a reply's fuse_out_header goes right before the
  * payload for the same reason.
  *
- * The control area holds counters the worker writes and the broker shows.
- * The broker never trusts them for anything but display.
+ * The control area holds counters the worker writes and the broker shows,
+ * and the slot records (below) a successor and the broker's watchdog read.
+ * Every byte of the pool can be written by a worker, so the broker takes the
+ * pool's geometry from its own records (struct rf_pool_geom), never from
+ * the header below, and reads the rest only through rf_pool_verify()
+ * (broker/pool.c), which treats an impossible value as the worker's fault.
  */
 #ifndef RINGFENCE_POOL_H
 #define RINGFENCE_POOL_H
@@ -112,7 +116,7 @@ struct rf_pool_ctl {
 	uint64_t ctl_size;
 	uint64_t total_size;
 	uint32_t transport; /* enum rf_transport_kind, set by the broker */
-	uint32_t pad0;
+	uint32_t pad0; /* the header up to here is the broker's; it never changes */
 	uint64_t adopted; /* requests successors answered for dead workers */
 	uint64_t adopted_rerun; /* ... of which run again in full */
 	uint64_t adopted_answered; /* ... of which the dead worker had answered */
@@ -188,14 +192,22 @@ static inline uint32_t rf_pool_slot_index(const struct rf_pool_geom *g, uint32_t
 	return qid * g->depth + ent;
 }
 
-static inline struct rf_slot_state *rf_pool_slot_state(struct rf_pool_ctl *ctl, uint32_t slot)
+/* Where the parts of the control area are, from the geometry alone: a
+ * worker can overwrite the header, but not move these. */
+static inline struct rf_queue_stats *rf_pool_stats(void *pool, uint32_t q)
 {
-	return (struct rf_slot_state *)&ctl->q[ctl->nqueues] + slot;
+	return &((struct rf_pool_ctl *)pool)->q[q];
 }
 
-static inline uint64_t *rf_pool_seen(struct rf_pool_ctl *ctl)
+static inline struct rf_slot_state *rf_pool_slot_state(void *pool, const struct rf_pool_geom *g,
+						       uint32_t slot)
 {
-	return (uint64_t *)(rf_pool_slot_state(ctl, 0) + ctl->nslots);
+	return (struct rf_slot_state *)rf_pool_stats(pool, g->nqueues) + slot;
+}
+
+static inline uint64_t *rf_pool_seen(void *pool, const struct rf_pool_geom *g)
+{
+	return (uint64_t *)rf_pool_slot_state(pool, g, g->nslots);
 }
 
 #endif /* RINGFENCE_POOL_H */

@@ -111,6 +111,7 @@ static void recv_config(void)
 		     (unsigned long long)W.cfg.pool_addr);
 	close(m.fds[0]);
 	W.ctl = W.pool;
+	W.transport = W.cfg.transport;
 	if (W.ctl->magic != RF_POOL_MAGIC || W.ctl->nqueues != W.cfg.nqueues)
 		fatalx("the pool's control area does not match CONFIG");
 
@@ -142,7 +143,7 @@ static void setup_queues(void)
 
 		qu->w = &W;
 		qu->qid = q;
-		qu->stats = &W.ctl->q[q];
+		qu->stats = rf_pool_stats(W.pool, q);
 		qu->nreqs = W.cfg.depth + (reader ? 1 : 0);
 		qu->reqs = calloc(qu->nreqs, sizeof(*qu->reqs));
 		if (!qu->reqs)
@@ -159,7 +160,7 @@ static void setup_queues(void)
 			req->payload = req->hdr + RF_SLOT_HDR_SIZE;
 			req->payload_cap = W.geom.payload_size;
 			req->fd = -1;
-			req->ss = rf_pool_slot_state(W.ctl, slot);
+			req->ss = rf_pool_slot_state(W.pool, &W.geom, slot);
 		}
 	}
 }
@@ -250,7 +251,7 @@ int main(int argc, char **argv)
 	for (q = 0; q < W.nqueues; q++)
 		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
 	setup_queues();
-	W.seen = rf_pool_seen(W.ctl);
+	W.seen = rf_pool_seen(W.pool, &W.geom);
 	if (W.cfg.adopt)
 		rf_rescue_plan(&W);
 

@@ -737,11 +737,12 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 			       rf_op_name(req->in.opcode));
 		}
 		if (req->state == RQ_WAIT && (res == -EINVAL || res == -EOPNOTSUPP) &&
-		    q->w->ctl->transport == RF_XPORT_URING && req->idx == 0 && !req->classic) {
+		    atomic_load(&q->w->transport) == RF_XPORT_URING && req->idx == 0 &&
+		    !req->classic) {
 			log_warnx("queue %u: FUSE io-uring REGISTER refused (%s); the kernel has "
 				  "fallen back to /dev/fuse, served by queue 0's reader",
 				  q->qid, strerror(-res));
-			q->w->ctl->transport = RF_XPORT_CLASSIC;
+			atomic_store(&q->w->transport, RF_XPORT_CLASSIC);
 		}
 		entry_gone(req, res);
 		return;

@@ -120,6 +120,9 @@ struct rf_worker {
 	atomic_uint registered; /* queues that have posted their entries */
 	atomic_uint queues_alive; /* queue threads still serving */
 	atomic_int conn_gone; /* the kernel ended the connection */
+	/* cfg.transport, until a refused REGISTER turns the connection back
+	 * to /dev/fuse (kept here, not in the pool the broker checks) */
+	_Atomic uint32_t transport;
 	uint64_t *seen; /* the pool's table of received request ids */
 	uint64_t *rescue; /* ids no worker received, newest first */
 	_Atomic uint32_t *rescue_misses; /* queues that do not have it */

@@ -89,6 +89,30 @@ case ",$opts," in *,nosuid,*nodev,* | *,nodev,*nosuid,*) ;; *) rf_fail "mount op
 bystander_ok refused
 rf_stop
 
+rf_log "the pool: what the worker writes there is checked, never trusted"
+# once the broker took the pool's geometry from the pool: a worker that
+# claimed a billion queues crashed it in the watchdog and the heartbeat
+pool_attack() { # NAME
+	local i
+	rm -f "$T/policy"
+	MOUNTS=()
+	rf_policy h "$HOSTILE" "$T/src" "request_timeout = 1" "heartbeat_timeout = 2"
+	rf_policy mem memfs ""
+	rf_start h mem
+	client_errno "$T/h.mnt/attack-$1" >/dev/null
+	for i in $(seq 50); do [ "$(rf_field h crashes)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
+	[ "$(rf_field h crashes)" -ge 1 ] || rf_fail "pool attack $1: the worker was not stopped"
+	grep -q "h: killing worker [0-9]*: pool: " "$T/broker.log" ||
+		rf_fail "pool attack $1: the broker did not say what was wrong with the pool"
+	rf_wait_state h running
+	[ "$(client_errno "$T/h.mnt/suid")" = OK ] || rf_fail "pool attack $1: the successor does not serve"
+	bystander_ok "pool $1"
+	rf_log "  $1 -> $(grep -o "killing worker [0-9]*: pool: .*" "$T/broker.log" | head -1)"
+	rf_stop
+}
+pool_attack pool_nqueues
+pool_attack pool_fuzz
+
 rf_log "attacks seccomp traps: SIGSYS, the call named in the log"
 fatal() { # NAME SYSCALL|- MESSAGE [race]
 	local name=$1 sc=$2 msg=$3 race=${4:-} got i

@@ -12,7 +12,9 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ringfence/plugin.h"
@@ -360,6 +363,101 @@ static int a_ipc_hello(void)
 	return result(rf_msg_send(3, RF_MSG_HELLO, 0, &h, sizeof(h), NULL, 0));
 }
 
+/* A line in the broker's log, through the worker's channel (fd 3). */
+static void hlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void hlog(const char *fmt, ...)
+{
+	char buf[sizeof(struct rf_msg_log) + 256];
+	struct rf_msg_log *l = (struct rf_msg_log *)buf;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(l->line, 256, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	l->level = 6;
+	rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + strlen(l->line) + 1, NULL, 0);
+}
+
+/* The shared pool, found as an attacker without our headers would: the
+ * memfd mapping in /proc/self/maps. */
+static int find_pool(char **base, size_t *len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int r = ENOENT;
+
+	if (!f)
+		return errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (strstr(line, "memfd:ringfence-pool") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			*base = (char *)lo;
+			*len = hi - lo;
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* The broker once took the pool's geometry from the pool: claim a billion
+ * queues and silence every heartbeat, as if the queues were gone. */
+static int a_pool_nqueues(void)
+{
+	struct rf_pool_ctl *ctl;
+	size_t len;
+	char *base;
+	int r = find_pool(&base, &len);
+
+	if (r)
+		return r;
+	ctl = (struct rf_pool_ctl *)base;
+	ctl->nqueues = 0x40000000;
+	memset(ctl->q, 0, 2 * sizeof(ctl->q[0]));
+	return SUCCEEDED;
+}
+
+/* Random bytes over the control area (header, counters, slot records, the
+ * seen table: all the broker reads) from a thread of its own, for as long
+ * as the worker lives, from a seed the log names. Slot headers stay: what
+ * the kernel reads there is the worker's own business. */
+static void *pool_fuzz(void *arg)
+{
+	struct rf_pool_ctl *ctl = arg;
+	unsigned int seed = (unsigned int)time(NULL) ^ (unsigned int)(uintptr_t)&arg;
+	uint64_t *w = (uint64_t *)ctl;
+	size_t n = ctl->ctl_size / sizeof(*w);
+
+	hlog("pool fuzz: seed %u", seed);
+	for (;;) {
+		size_t i = (size_t)rand_r(&seed) % n;
+
+		w[i] = (uint64_t)rand_r(&seed) << 33 ^ (uint64_t)rand_r(&seed) << 2 ^
+		       (uint64_t)rand_r(&seed);
+	}
+	return NULL;
+}
+
+static int a_pool_fuzz(void)
+{
+	pthread_t th;
+	size_t len;
+	char *base;
+	int r = find_pool(&base, &len);
+
+	if (r)
+		return r;
+	r = pthread_create(&th, NULL, pool_fuzz, base);
+	return r ? r : SUCCEEDED;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -395,6 +493,8 @@ static const struct {
 	{ "logforge", a_logforge },
 	{ "logflood", a_logflood },
 	{ "seccomp_twice", a_seccomp_twice },
+	{ "pool_nqueues", a_pool_nqueues },
+	{ "pool_fuzz", a_pool_fuzz },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
