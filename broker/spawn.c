@@ -78,6 +78,7 @@ static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32
 	int high[1 + 4096];
 	sigset_t none;
 	uint32_t i;
+	int nul;
 
 	/* its own session: terminal signals meant for the broker stay there */
 	setsid();
@@ -101,6 +102,14 @@ static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32
 		if (dup2(high[1 + i], RF_WORKER_RING_FD0 + (int)i) < 0)
 			_exit(126);
 	close_range(RF_WORKER_RING_FD0 + nrings, ~0U, 0);
+	/* the broker's stdin, stdout and stderr (its log, a terminal, the
+	 * journal) are not the worker's to write: it speaks through LOG,
+	 * which the broker escapes and rate-limits */
+	nul = open("/dev/null", O_RDWR);
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+		_exit(126);
+	if (nul > 2)
+		close(nul);
 	execve(path, argv, envp);
 	_exit(127);
 }

@@ -44,7 +44,8 @@ static void ipc_log_sink(int level, const char *line)
 	memcpy(l->line, line, n);
 	l->line[n] = '\0';
 	if (rf_msg_send(W.ipc_fd, RF_MSG_LOG, 0, l, sizeof(*l) + n + 1, NULL, 0) < 0) {
-		/* the broker is gone: stderr is all that is left */
+		/* the broker is gone: stderr (/dev/null, or a terminal when
+		 * run by hand) is all that is left */
 		ssize_t w = write(STDERR_FILENO, line, n);
 
 		(void)w;

@@ -189,3 +189,31 @@ rf_assert_worker_fenced() {
 	grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || rf_fail "worker lacks no_new_privs"
 	grep -q '^Seccomp:[[:space:]]*2' "/proc/$pid/status" || rf_fail "worker has no seccomp filter"
 }
+
+# Assert that worker $1 (of a mount with $2 queues) holds exactly the
+# descriptors the design gives it: 0-2 on /dev/null, the broker channel
+# (3), one ring per queue from 4 on, one wake-up eventfd per queue, and
+# otherwise only files of its own source (/source in its root).
+rf_assert_worker_fds() {
+	local pid=$1 nq=$2 fd link rings=0 evs=0 i
+	for i in 0 1 2; do
+		[ "$(stat -L -c %F:%t:%T "/proc/$pid/fd/$i" 2>/dev/null)" = "character special file:1:3" ] ||
+			rf_fail "worker $pid: fd $i is $(readlink "/proc/$pid/fd/$i"), not /dev/null"
+	done
+	case $(readlink "/proc/$pid/fd/3") in socket:*) ;; *) rf_fail "worker $pid: fd 3 is not its socket" ;; esac
+	for fd in /proc/"$pid"/fd/*; do
+		i=${fd##*/}
+		link=$(readlink "$fd") || continue # closed meanwhile
+		case $i:$link in
+		0:* | 1:* | 2:* | 3:*) ;;
+		*:anon_inode:\[io_uring\])
+			[ "$i" -ge 4 ] && [ "$i" -lt $((4 + nq)) ] || rf_fail "worker $pid: a ring at fd $i"
+			rings=$((rings + 1)) ;;
+		*:anon_inode:\[eventfd\]) evs=$((evs + 1)) ;;
+		*:/source | *:/source/*) ;;
+		*) rf_fail "worker $pid: fd $i is $link, which the design does not give a worker" ;;
+		esac
+	done
+	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] ||
+		rf_fail "worker $pid: $rings rings and $evs eventfds for $nq queues"
+}

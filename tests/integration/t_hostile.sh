@@ -78,6 +78,11 @@ for _ in $(seq 30); do grep -q "log lines dropped" "$T/broker.log" && break; sle
 grep -q "h: worker: [0-9]* log lines dropped (more than 100 a second)" "$T/broker.log" ||
 	rf_fail "the dropped lines were not reported"
 rf_log "  logflood -> $n lines written, $dropped dropped and counted"
+# stdout and stderr are /dev/null: nothing reaches the broker's log that way
+expect stdio ENOTRECOVERABLE # 2000 writes went somewhere
+grep -q "STDIO-FORGED" "$T/broker.log" && rf_fail "a worker's stdout or stderr reached the broker's log"
+rf_assert_worker_fds "$(rf_worker h)" "$(rf_field h queues)"
+rf_log "  stdio -> /dev/null; the worker holds only the descriptors it is given"
 
 rf_log "nodev and nosuid hold for what the plugin presents"
 [ "$(stat -c %t:%T "$T/h.mnt/devnode")" = 1:1 ] || rf_fail "devnode attributes"

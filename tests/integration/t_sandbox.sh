@@ -11,6 +11,10 @@ echo data >"$T/pt.mnt/file"
 W=$(rf_worker pt)
 rf_assert_worker_fenced "$W"
 st=/proc/$W/status
+rf_log "descriptors: /dev/null for 0-2, the channel, rings, eventfds, its own files"
+NQ=$(rf_field pt queues)
+rf_assert_worker_fds "$W" "$NQ"
+rf_assert_worker_fds "$(rf_worker mem)" "$NQ"
 rf_log "credentials and capabilities"
 grep -q '^Gid:[[:space:]]*65534[[:space:]]65534[[:space:]]65534[[:space:]]65534' "$st" || rf_fail "gid"
 grep -q '^Groups:[[:space:]]*$' "$st" || rf_fail "supplementary groups: $(grep Groups "$st")"

@@ -346,6 +346,19 @@ static int a_logflood(void)
 	return SUCCEEDED;
 }
 
+/* straight to the descriptors a process inherits as stdout and stderr:
+ * once the broker's own log */
+static int a_stdio(void)
+{
+	static const char line[] = "ringfenced[1]: STDIO-FORGED line\x1b[2J\n";
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		if (write(1, line, sizeof(line) - 1) < 0 || write(2, line, sizeof(line) - 1) < 0)
+			return errno;
+	return SUCCEEDED;
+}
+
 /* a report of a trapped call, twice, from a worker that does not die */
 static int a_seccomp_twice(void)
 {
@@ -492,6 +505,7 @@ static const struct {
 	{ "ipc_hello", a_ipc_hello },
 	{ "logforge", a_logforge },
 	{ "logflood", a_logflood },
+	{ "stdio", a_stdio },
 	{ "seccomp_twice", a_seccomp_twice },
 	{ "pool_nqueues", a_pool_nqueues },
 	{ "pool_fuzz", a_pool_fuzz },
