@@ -62,6 +62,7 @@ struct rf_tenant {
 	void *pool;
 	struct rf_pool_geom geom;
 	pid_t worker_pid;
+	unsigned long long worker_start; /* its start time (/proc/PID/stat) */
 	int ipc_fd;
 	struct event *ipc_ev;
 	struct event *start_ev; /* deadline for READY */
@@ -95,6 +96,7 @@ struct rf_broker {
 	int foreground;
 	unsigned int bench; /* RF_BENCH_*, from --bench-unsafe */
 	char worker_path[PATH_MAX];
+	char workers_file[PATH_MAX + 16]; /* <control_socket>.workers */
 	int ctl_fd;
 	struct event *ctl_ev;
 	unsigned int ctl_conns; /* control connections open */
@@ -199,6 +201,17 @@ void rf_recovery_cancel(struct rf_tenant *t);
 /* Once a second: kill workers holding a request past request_timeout, and
  * workers whose queue threads stop answering PING (heartbeat_timeout). */
 void rf_watchdog_start(struct rf_broker *b);
+
+/* orphans.c: workers a dead broker left. The file that records this
+ * broker's workers (init), rewritten after each spawn and death (record),
+ * removed at a clean exit (forget); at start, before anything is mounted,
+ * kill the workers a previous broker recorded there and that still run. */
+void rf_orphans_init(struct rf_broker *b);
+void rf_orphans_record(struct rf_broker *b);
+void rf_orphans_forget(struct rf_broker *b);
+void rf_orphans_sweep(struct rf_broker *b);
+/* The start time of @pid in clock ticks since boot. 0 or -errno. */
+int rf_proc_starttime(pid_t pid, unsigned long long *start);
 
 /* control.c */
 int rf_control_open(struct rf_broker *b);

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,53 @@ static int find_v2_base(void)
 	return 0;
 }
 
+/*
+ * A tenant's group that already holds processes was left by a broker that
+ * died: whatever runs there is a worker of that broker, and it goes before
+ * the tenant is mounted again. Each PID in cgroup.procs gets SIGKILL (and
+ * v2's cgroup.kill, Linux 5.14+, takes the whole group at once) until the
+ * group is empty or RF_CG_EVICT_MS have passed.
+ */
+#define RF_CG_EVICT_MS 3000
+
+static void evict(const struct rf_tenant *t, const char *dir)
+{
+	char path[1400], buf[4096], *p, *save;
+	bool told = false;
+	int ms, live;
+
+	for (ms = 0; ms <= RF_CG_EVICT_MS; ms += 10) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		if (read_file(path, buf, sizeof(buf)) <= 0)
+			return; /* empty, or no such file */
+		live = 0;
+		save = NULL;
+		for (p = strtok_r(buf, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+			long pid = strtol(p, NULL, 10);
+
+			/* never ourselves, init, or a process group; and only
+			 * what exists (a test's fake tree holds any text) */
+			if (pid > 1 && pid != (long)getpid() && kill((pid_t)pid, 0) == 0) {
+				live++;
+				kill((pid_t)pid, SIGKILL);
+			}
+		}
+		if (!live)
+			return;
+		if (!told) {
+			log_warnx("%s: %s still holds processes of a previous broker; killing them",
+				  t->pol.name, dir);
+			told = true;
+			/* v2 kills the whole group at once, forks in flight too */
+			snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
+			if (access(path, F_OK) == 0)
+				write_file(path, "1");
+		}
+		usleep(10000);
+	}
+	log_warnx("%s: %s still holds processes after %d ms", t->pol.name, dir, RF_CG_EVICT_MS);
+}
+
 /* Add one hierarchy's group to the tenant's list. */
 static int add_group(struct rf_tenant *t, const char *base)
 {
@@ -192,6 +240,7 @@ static int add_group(struct rf_tenant *t, const char *base)
 	r = make_dir(cg->dir[cg->ngroups]);
 	if (r < 0)
 		return r;
+	evict(t, cg->dir[cg->ngroups]);
 	cg->ngroups++;
 	return 0;
 }

@@ -313,6 +313,9 @@ int main(int argc, char **argv)
 	if (rf_control_open(&b) < 0)
 		fatalx("cannot open the control socket %s", b.policy->control_socket);
 
+	/* no worker of a broker before us may keep serving (or holding) a mount */
+	rf_orphans_init(&b);
+	rf_orphans_sweep(&b);
 	log_info("policy %s: %zu mount%s, %u queue%s per mount", config, b.policy->nmounts,
 		 b.policy->nmounts == 1 ? "" : "s", b.nqueues, b.nqueues == 1 ? "" : "s");
 	for (i = 0; i < b.policy->nmounts; i++) {
@@ -327,6 +330,7 @@ int main(int argc, char **argv)
 	}
 	if (!started) {
 		log_warnx("no mount could be started; exiting");
+		rf_orphans_forget(&b);
 		rf_control_close(&b);
 		return 1;
 	}
@@ -343,6 +347,7 @@ int main(int argc, char **argv)
 
 	while (b.ntenants)
 		rf_tenant_remove(b.tenants[b.ntenants - 1]);
+	rf_orphans_forget(&b);
 	rf_control_close(&b);
 	event_free(b.watchdog_ev);
 	event_free(ev_term);

@@ -241,6 +241,9 @@ int rf_worker_spawn(struct rf_tenant *t)
 	 * makes a send fail (EAGAIN), not the event loop stall */
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	t->worker_pid = pid;
+	if (rf_proc_starttime(pid, &t->worker_start) < 0)
+		t->worker_start = 0;
+	rf_orphans_record(t->b);
 	t->ipc_fd = sv[0];
 	t->hb_sent_seq = 0;
 	t->msgs_seen = 0;
@@ -457,6 +460,7 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		t->ipc_fd = -1;
 	}
 	t->worker_pid = 0;
+	rf_orphans_record(t->b);
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS && !t->fail_reason[0])
 		/* a trap with SIGSYS blocked, or an i386/x32 call: the kernel
 		 * kills without running the reporting handler */

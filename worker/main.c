@@ -287,6 +287,9 @@ int main(int argc, char **argv)
 	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);
 	if (err < 0)
 		fail(-err, "drop to uid %u gid %u", W.cfg.uid, W.cfg.gid);
+	err = rf_sandbox_tie_to_broker(W.ipc_fd);
+	if (err < 0)
+		fail(-err, "ask to die with the broker");
 	err = sandbox ? rf_sandbox_seccomp_base(W.ipc_fd) : 0;
 	if (err < 0)
 		fail(-err, "install the seccomp deny list");
@@ -346,7 +349,12 @@ int main(int argc, char **argv)
 
 		if (r == -EINTR)
 			continue;
-		if (r < 0 || m.hdr.type == RF_MSG_SHUTDOWN)
+		if (r < 0)
+			/* the broker is gone (SIGKILL from PDEATHSIG is on its
+			 * way): go now, even if a queue thread is stuck in the
+			 * plugin, for our rings keep the mount's clients waiting */
+			_exit(1);
+		if (m.hdr.type == RF_MSG_SHUTDOWN)
 			break;
 		if (m.hdr.type == RF_MSG_PING) {
 			struct rf_msg_ping ping;

@@ -876,10 +876,16 @@ static void *queue_main(void *arg)
 		__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq), __ATOMIC_RELAXED);
 		reap(q);
 	}
+	if (!atomic_load(&w->stop) && atomic_load(&w->conn_gone)) {
+		/* Nothing is left to answer, so the worker goes at once, so
+		 * that the broker learns (e.g. after the kernel's
+		 * request_timeout aborted the connection) and so that a
+		 * thread stuck in the plugin cannot keep the rings alive. */
+		log_warnx("queue %u: the FUSE connection has ended", q->qid);
+		_exit(RF_EXIT_CONN_GONE);
+	}
 	if (!atomic_load(&w->stop)) {
-		log_info("queue %u: every entry ended; the connection is gone", q->qid);
-		/* the last queue out ends the worker, so the broker learns at
-		 * once (e.g. after the kernel's request_timeout aborted it) */
+		log_info("queue %u: every entry ended", q->qid);
 		if (atomic_fetch_sub(&w->queues_alive, 1) == 1) {
 			log_warnx("every queue has ended: the FUSE connection was aborted");
 			exit(RF_EXIT_CONN_GONE);

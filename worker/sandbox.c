@@ -11,7 +11,9 @@
  *   2. sets rlimits (no core dumps, bounded descriptors and private memory);
  *   3. becomes the tenant's uid/gid with no supplementary groups, clears
  *      every capability including the bounding set, sets no_new_privs, and
- *      makes itself non-dumpable;
+ *      makes itself non-dumpable; then asks for SIGKILL when the broker
+ *      dies (the credential change has just cleared the setting the
+ *      broker's child made);
  *   4. installs the first seccomp stage: a deny list that stops exec,
  *      process creation, ptrace, sockets, mounts, namespaces, new rings,
  *      bpf, keys and other kernel attack surface. Denied calls trap; the
@@ -22,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -132,6 +135,22 @@ int rf_sandbox_drop(uid_t uid, gid_t gid)
 	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid ||
 	    capng_have_capabilities(CAPNG_SELECT_BOTH) != CAPNG_NONE)
 		return -EPERM;
+	return 0;
+}
+
+int rf_sandbox_tie_to_broker(int ipc_fd)
+{
+	struct pollfd pfd = { .fd = ipc_fd, .events = POLLRDHUP };
+
+	/* the kernel delivers it whatever the worker does; stage 1 of seccomp
+	 * denies changing it, and the credential changes that would clear it */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -errno;
+	/* a broker that died before the line above sent no signal */
+	if (poll(&pfd, 1, 0) < 0)
+		return -errno;
+	if (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR))
+		_exit(1);
 	return 0;
 }
 
@@ -282,10 +301,13 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
 				     SCMP_A0(SCMP_CMP_EQ, SIGSYS));
-	/* the worker stays non-dumpable */
+	/* the worker stays non-dumpable, and dies with its broker */
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prctl), 1,
 				     SCMP_A0(SCMP_CMP_EQ, PR_SET_DUMPABLE));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prctl), 1,
+				     SCMP_A0(SCMP_CMP_EQ, PR_SET_PDEATHSIG));
 	/* rings: only the register calls a worker makes (FILES_UPDATE, and
 	 * ENABLE_RINGS at start); the ring's own restrictions apply too */
 	if (!r)

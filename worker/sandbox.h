@@ -16,6 +16,10 @@ int rf_sandbox_fs(const char *source, int read_only);
  * @fsize bytes (RLIM_INFINITY for none) */
 int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize);
 int rf_sandbox_drop(uid_t uid, gid_t gid);
+/* Die with the broker: SIGKILL on its death (the credential change in
+ * rf_sandbox_drop() clears any earlier setting), and exit now if it is
+ * already gone (@ipc_fd hung up). Call after rf_sandbox_drop(). */
+int rf_sandbox_tie_to_broker(int ipc_fd);
 /* The deny-list stage; trapped calls are reported on @ipc_fd. */
 int rf_sandbox_seccomp_base(int ipc_fd);
 

@@ -17,6 +17,7 @@ BROKER_PID=""
 MOUNTS=()
 EXTRA_PIDS=() # other brokers a test started, stopped by PID at cleanup
 EXTRA_MOUNTS=() # file systems a test mounted itself (not ringfence's), unmounted at cleanup
+EXTRA_DIRS=() # directories a test made outside $T (cgroups), removed at cleanup
 
 rf_log() { echo "  [$(basename "$0" .sh)/$TRANSPORT] $*"; }
 rf_fail() {
@@ -77,6 +78,9 @@ rf_cleanup() {
 			rf_force_unmount "$mp"
 			[ $rc -eq 0 ] && rc=1
 		fi
+	done
+	for i in "${EXTRA_DIRS[@]}"; do
+		[ -d "$i" ] && rmdir "$i" 2>/dev/null
 	done
 	for mp in "${EXTRA_MOUNTS[@]}"; do
 		mountpoint -q "$mp" && { umount "$mp" 2>/dev/null || umount -l "$mp"; }

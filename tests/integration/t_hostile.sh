@@ -156,6 +156,7 @@ fatal chroot chroot "$SYS"
 fatal setuid0 setuid "$SYS"
 fatal capset capset "$SYS"
 fatal dumpable prctl "$SYS"
+fatal pdeath prctl "$SYS"     # the worker dies with its broker, whatever it asks
 fatal ambient prctl "$SYS"    # not in seccomp.policy
 fatal killall kill "$SYS"     # not in seccomp.policy
 fatal fork clone "$SYS"

@@ -193,6 +193,24 @@ static int a_dumpable(void)
 	return result(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
 }
 
+/* outlive the broker: no signal when it dies */
+static int a_pdeath(void)
+{
+	return result(prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0));
+}
+
+/* hold this queue's thread for good (a futex wait nobody ends) */
+static int a_block(void)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+
+	pthread_mutex_lock(&m);
+	for (;;)
+		pthread_cond_wait(&c, &m);
+	return SUCCEEDED;
+}
+
 static int a_int80(void)
 {
 	long r;
@@ -495,6 +513,8 @@ static const struct {
 	{ "capset", a_capset },
 	{ "ambient", a_ambient },
 	{ "dumpable", a_dumpable },
+	{ "pdeath", a_pdeath },
+	{ "block", a_block },
 	{ "int80", a_int80 },
 	{ "x32", a_x32 },
 	{ "fork", a_fork },
@@ -576,6 +596,9 @@ static int h_init(const struct rf_init_args *a, void **ud)
 {
 	*ud = NULL;
 	source_fd = a->source_fd;
+	/* never let the main thread go: nothing of the framework runs after */
+	if (!strcmp(a->options, "block_init"))
+		a_block();
 	return 0;
 }
 
