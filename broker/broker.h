@@ -83,6 +83,8 @@ struct rf_tenant {
 	uint64_t log_refill_ms;
 	uint64_t log_dropped, log_dropped_told;
 	bool responder; /* the worker is the built-in EIO responder */
+	pid_t *kick_pids; /* recovery.c: a kicker per queue while it runs, else 0 */
+	time_t kick_started;
 	struct event *respawn_ev;
 };
 
@@ -197,6 +199,8 @@ void rf_worker_log_dropped(struct rf_tenant *t);
  * every queue once a successor is ready; cancel a pending respawn. */
 bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone);
 void rf_recovery_kick(struct rf_tenant *t);
+/* Whether @pid, just reaped, was a kicker (it is forgotten then). */
+bool rf_recovery_reaped(struct rf_broker *b, pid_t pid);
 void rf_recovery_cancel(struct rf_tenant *t);
 /* Once a second: kill workers holding a request past request_timeout, and
  * workers whose queue threads stop answering PING (heartbeat_timeout). */

@@ -156,6 +156,8 @@ static void on_sigchld(int sig, short what, void *arg)
 	(void)sig;
 	(void)what;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (rf_recovery_reaped(b, pid))
+			continue;
 		for (i = 0; i < b->ntenants; i++)
 			if (b->tenants[i]->worker_pid == pid) {
 				rf_worker_reaped(b->tenants[i], status);

@@ -13,13 +13,18 @@
  * fast, until ringfencectl restart.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdlib.h>
 #include <event2/event.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/fsuid.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,31 +103,109 @@ void rf_recovery_cancel(struct rf_tenant *t)
 	}
 }
 
+/*
+ * The kick. A request that queued while no worker existed is sent out only
+ * by the next COMMIT_AND_FETCH on its queue, which needs a new request on
+ * that queue: a STATFS from a process on that queue's CPU. The kicker is
+ * root only as far as FUSE's check of the caller needs (uid 0: the mount's
+ * user_id), with no capability and no_new_privs, and it carries a mark
+ * (RF_KICK_UID/GID as fsuid/fsgid) that makes the worker's framework answer
+ * it at once: the plugin never sees it, so no plugin can hold it. At most
+ * one kicker per queue is alive at a time; one still alive after
+ * RF_KICK_DEADLINE seconds is killed. The classic transport needs no kick:
+ * a new worker's reads take whatever waits in /dev/fuse.
+ */
+#define RF_KICK_DEADLINE 5
+
+static void __attribute__((noreturn)) kicker(const char *mountpoint, uint32_t q)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct none[2];
+	struct statfs sf;
+	cpu_set_t set;
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	CPU_ZERO(&set);
+	CPU_SET(q, &set);
+	/* the path as root; opening it O_PATH makes no FUSE request */
+	fd = open(mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(1);
+	setfsgid(RF_KICK_GID);
+	setfsuid(RF_KICK_UID);
+	memset(none, 0, sizeof(none));
+	if ((uid_t)setfsuid((uid_t)-1) != RF_KICK_UID ||
+	    (gid_t)setfsgid((gid_t)-1) != RF_KICK_GID || syscall(SYS_capset, &h, none) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(1);
+	fstatfs(fd, &sf);
+	_exit(0);
+}
+
 void rf_recovery_kick(struct rf_tenant *t)
 {
 	uint32_t q;
 
+	if (t->conn.transport != RF_XPORT_URING)
+		return;
+	if (!t->kick_pids && !(t->kick_pids = calloc(t->geom.nqueues, sizeof(*t->kick_pids)))) {
+		log_warnx("%s: kick: out of memory", t->pol.name);
+		return;
+	}
+	t->kick_started = time(NULL);
 	for (q = 0; q < t->geom.nqueues; q++) {
-		pid_t pid = fork();
+		pid_t pid;
 
+		if (t->kick_pids[q] > 0) {
+			log_info("%s: the last kick of queue %u has not finished; not kicking it "
+				 "again",
+				 t->pol.name, q);
+			continue;
+		}
+		pid = fork();
 		if (pid < 0) {
 			log_warn("%s: kick queue %u", t->pol.name, q);
 			continue;
 		}
-		if (pid == 0) {
-			/* a statfs from CPU q lands on queue q; its commit pulls
-			 * whatever queued there while no worker existed */
-			cpu_set_t set;
-			struct statfs sf;
-
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			CPU_ZERO(&set);
-			CPU_SET(q, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-			statfs(t->pol.mountpoint, &sf);
-			_exit(0);
-		}
+		if (pid == 0)
+			kicker(t->pol.mountpoint, q);
+		t->kick_pids[q] = pid;
 	}
+}
+
+bool rf_recovery_reaped(struct rf_broker *b, pid_t pid)
+{
+	size_t i;
+	uint32_t q;
+
+	for (i = 0; i < b->ntenants; i++) {
+		struct rf_tenant *t = b->tenants[i];
+
+		for (q = 0; t->kick_pids && q < t->geom.nqueues; q++)
+			if (t->kick_pids[q] == pid) {
+				t->kick_pids[q] = 0;
+				return true;
+			}
+	}
+	return false;
+}
+
+/* Kickers past their deadline get SIGKILL (once; one already inside its
+ * request goes when the request ends). */
+static void kick_deadline(struct rf_tenant *t)
+{
+	uint32_t q;
+
+	if (!t->kick_pids || !t->kick_started || time(NULL) - t->kick_started < RF_KICK_DEADLINE)
+		return;
+	for (q = 0; q < t->geom.nqueues; q++)
+		if (t->kick_pids[q] > 0) {
+			log_warnx("%s: the kick of queue %u is unanswered after %d s; killing it",
+				  t->pol.name, q, RF_KICK_DEADLINE);
+			kill(t->kick_pids[q], SIGKILL);
+		}
+	t->kick_started = 0;
 }
 
 /*
@@ -255,6 +338,7 @@ static void watchdog_cb(int fd, short what, void *arg)
 	(void)what;
 	for (i = 0; i < b->ntenants; i++) {
 		rf_worker_log_dropped(b->tenants[i]);
+		kick_deadline(b->tenants[i]);
 		if (!pool_sane(b->tenants[i], now_ns))
 			continue;
 		watchdog_tenant(b->tenants[i], now_ns);

@@ -43,6 +43,12 @@ enum rf_msg_type {
  * nothing to recover. */
 #define RF_EXIT_CONN_GONE 3
 
+/* The broker's kick after a respawn is a STATFS made with this fsuid and
+ * fsgid (broker/recovery.c); the worker's framework answers it itself and
+ * never hands it to the plugin (worker/dispatch.c). */
+#define RF_KICK_UID 0xfffffffeU
+#define RF_KICK_GID 0xfffffffeU
+
 struct rf_msg_hello {
 	uint32_t version;
 	uint32_t pid;

@@ -59,6 +59,50 @@ if [ "$TRANSPORT" = uring ]; then
 	rf_start hg mem
 fi
 
+rf_log "requests made while no worker exists are served once the next one is ready"
+# the kernel sends them only on the next commit of their queue, so the
+# broker kicks every queue (a FUSE_NOTIFY_RETRIEVE from each CPU) once the
+# successor is ready; nothing else here makes a request on those CPUs
+rf_stop
+rm -f "$T/policy"
+MOUNTS=()
+rf_policy hs "$BUILD/tests/plugins/hang.so" "" "options = slow_init hang_statfs"
+rf_policy mem memfs ""
+rf_start hs mem
+NCPU=$(rf_field hs queues)
+kill -KILL "$(rf_worker hs)"
+sleep 0.5 # the successor is still in its 1.5 s init
+[ "$(rf_field hs state)" = starting ] || rf_fail "hs is $(rf_field hs state) during the outage"
+clients=()
+for c in $(seq 0 $((NCPU - 1))); do
+	grep -q "^$c$" <(seq "$(nproc)" | awk '{print $1 - 1}') || continue # an offline CPU
+	( taskset -c "$c" stat "$T/hs.mnt/during-$c" >/dev/null 2>&1; echo "$c" >>"$T/served" ) &
+	clients+=($!)
+done
+rf_wait_state hs running
+for pid in "${clients[@]}"; do
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && rf_fail "a request made during the outage still waits 5 s after the successor started (served: $(tr '\n' ' ' <"$T/served" 2>/dev/null))"
+done
+rf_log "  ${#clients[@]} requests from ${#clients[@]} CPUs served after the outage"
+
+rf_log "a plugin that never answers STATFS and dies: no process of the broker waits on its mount"
+for i in 1 2 3; do
+	kill -KILL "$(rf_worker hs)"
+	rf_wait_state hs starting
+	rf_wait_state hs running
+done
+kids=$(ps -o pid= --ppid "$BROKER_PID" | wc -l)
+[ "$kids" = 2 ] || rf_fail "the broker has $kids children after 4 respawns, not its 2 workers: $(ps -o pid,stat,wchan:20,args --ppid "$BROKER_PID")"
+[ "$(rf_field hs crashes)" = 4 ] || rf_fail "crashes = $(rf_field hs crashes)"
+rf_log "  4 respawns, 2 children (the workers)"
+rf_stop
+rm -f "$T/policy"
+MOUNTS=()
+rf_policy hg "$BUILD/tests/plugins/hang.so" ""
+rf_policy mem memfs ""
+rf_start hg mem
+
 rf_log "five deaths within a minute: failed, clients get EIO at once; restart brings it back"
 for i in $(seq $((5 - $(rf_field hg crashes)))); do
 	rf_wait_state hg running
