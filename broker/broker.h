@@ -36,6 +36,7 @@ struct rf_cgroup {
 	char dir[RF_CG_MAX][256];
 	char procs[RF_CG_MAX][280];
 	char mechanism[64]; /* "cgroup2(memory,pids,cpu)", "cgroup1(...)", "rlimits" */
+	bool pids; /* a pids controller enforces the task limit */
 };
 
 enum rf_tenant_state {
@@ -188,6 +189,13 @@ int rf_cgroup_setup(struct rf_tenant *t);
 int rf_cgroup_setup_version(struct rf_tenant *t, int version);
 void rf_cgroup_set_root(const char *root, const char *self_cgroup_file);
 int rf_cgroup_child_join(const struct rf_cgroup *cg);
+/* The tenant's task limit: the policy's pids_max, or by default
+ * RF_DEFAULT_PIDS_SPARE beyond one thread per queue. A cgroup enforces it
+ * where one can, the worker's RLIMIT_NPROC always. */
+uint32_t rf_cgroup_pids_max(const struct rf_tenant *t);
+/* The worker's RLIMIT_NPROC: the task limit where no pids controller
+ * enforces it, else 0 (left as it is). Call after rf_cgroup_setup(). */
+uint32_t rf_cgroup_nproc(const struct rf_tenant *t);
 void rf_cgroup_remove(struct rf_tenant *t);
 
 /* spawn.c: say how many of a worker's log lines were dropped since the

@@ -254,19 +254,85 @@ static int set(struct rf_tenant *t, int group, const char *file, unsigned long l
 	return write_file(path, val);
 }
 
-/* A limit the policy asks for and no controller to enforce it. */
-static int missing(struct rf_tenant *t, const char *controller)
+uint32_t rf_cgroup_pids_max(const struct rf_tenant *t)
 {
-	log_warnx("%s: the policy sets a %s limit, but no %s cgroup controller is available",
-		  t->pol.name, controller, controller);
-	return -EOPNOTSUPP;
+	if (t->pol.pids_max)
+		return t->pol.pids_max;
+	return RF_DEFAULT_PIDS_SPARE + (t->b ? t->b->nqueues : 1);
 }
 
-static int setup_v2(struct rf_tenant *t)
+uint32_t rf_cgroup_nproc(const struct rf_tenant *t)
+{
+	return t->cg.pids ? 0 : rf_cgroup_pids_max(t);
+}
+
+/*
+ * The limits a tenant gets, one per controller. A limit the policy sets is
+ * required: enforced, or the tenant does not start. A default (memory_max
+ * and pids_max when the policy is silent) is applied where a controller can
+ * enforce it and left to the rlimits where none can.
+ */
+enum {
+	L_MEMORY,
+	L_PIDS,
+	L_CPU,
+	L_N
+};
+
+struct limit {
+	const char *controller;
+	unsigned long long value; /* 0: none */
+	bool required;
+};
+
+static void limits_of(const struct rf_tenant *t, struct limit l[L_N])
 {
 	const struct rf_mount_policy *p = &t->pol;
+
+	l[L_MEMORY] = (struct limit){ "memory",
+				      p->memory_max ? p->memory_max : RF_DEFAULT_MEMORY_MAX,
+				      p->memory_max != 0 };
+	l[L_PIDS] = (struct limit){ "pids", rf_cgroup_pids_max(t), p->pids_max != 0 };
+	l[L_CPU] = (struct limit){ "cpu", p->cpu_weight, p->cpu_weight != 0 };
+}
+
+/* A controller is not to be had: fatal for a limit the policy set. */
+static int missing(struct rf_tenant *t, struct limit *l)
+{
+	if (l->required) {
+		log_warnx("%s: the policy sets a %s limit, but no %s cgroup controller is "
+			  "available",
+			  t->pol.name, l->controller, l->controller);
+		return -EOPNOTSUPP;
+	}
+	if (l->value)
+		log_info("%s: no %s cgroup controller for the default limit; %s", t->pol.name,
+			 l->controller,
+			 !strcmp(l->controller, "pids") ? "RLIMIT_NPROC of the worker holds it"
+							: "only RLIMIT_DATA applies");
+	l->value = 0;
+	return 0;
+}
+
+static void name_mechanism(struct rf_tenant *t, int version, const struct limit l[L_N])
+{
+	size_t n;
+	int i;
+
+	n = (size_t)snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "cgroup%d(", version);
+	for (i = 0; i < L_N; i++)
+		if (l[i].value)
+			n += (size_t)snprintf(t->cg.mechanism + n, sizeof(t->cg.mechanism) - n,
+					      "%s,", l[i].controller);
+	t->cg.mechanism[n - 1] = ')';
+	t->cg.pids = l[L_PIDS].value != 0;
+}
+
+static int setup_v2(struct rf_tenant *t, struct limit l[L_N])
+{
+	static const char *const file[L_N] = { "memory.max", "pids.max", "cpu.weight" };
 	char ctl[64] = "", avail[512], base[600], path[700];
-	int r;
+	int r, i;
 
 	r = find_v2_base();
 	if (r < 0)
@@ -275,21 +341,21 @@ static int setup_v2(struct rf_tenant *t)
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", base);
 	if (read_file(path, avail, sizeof(avail)) < 0)
 		avail[0] = '\0'; /* none to be had here */
-	if (p->memory_max) {
-		if (!has_controller(avail, "memory"))
-			return missing(t, "memory");
-		strcat(ctl, "+memory ");
+	for (i = 0; i < L_N; i++) {
+		if (!l[i].value)
+			continue;
+		if (!has_controller(avail, l[i].controller)) {
+			r = missing(t, &l[i]);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		strcat(ctl, "+");
+		strcat(ctl, l[i].controller);
+		strcat(ctl, " ");
 	}
-	if (p->pids_max) {
-		if (!has_controller(avail, "pids"))
-			return missing(t, "pids");
-		strcat(ctl, "+pids ");
-	}
-	if (p->cpu_weight) {
-		if (!has_controller(avail, "cpu"))
-			return missing(t, "cpu");
-		strcat(ctl, "+cpu ");
-	}
+	if (!ctl[0])
+		return 1; /* nothing a controller here can enforce */
 	r = add_group(t, base);
 	if (r < 0)
 		return r;
@@ -306,60 +372,46 @@ static int setup_v2(struct rf_tenant *t)
 	}
 	if (r < 0)
 		return r;
-	if (p->memory_max && strstr(ctl, "memory")) {
-		r = set(t, 0, "memory.max", p->memory_max);
-		if (r < 0)
+	for (i = 0; i < L_N; i++)
+		if (l[i].value && (r = set(t, 0, file[i], l[i].value)) < 0)
 			return r;
+	if (l[L_MEMORY].value)
 		set(t, 0, "memory.swap.max", 0); /* absent without swap accounting */
-	}
-	if (p->pids_max && strstr(ctl, "pids") && (r = set(t, 0, "pids.max", p->pids_max)) < 0)
-		return r;
-	if (p->cpu_weight && strstr(ctl, "cpu") && (r = set(t, 0, "cpu.weight", p->cpu_weight)) < 0)
-		return r;
-	snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "cgroup2(%s%s%s",
-		 strstr(ctl, "memory") ? "memory," : "", strstr(ctl, "pids") ? "pids," : "",
-		 strstr(ctl, "cpu") ? "cpu," : "");
-	t->cg.mechanism[strlen(t->cg.mechanism) - 1] = ')';
+	name_mechanism(t, 2, l);
 	return 0;
 }
 
-static int setup_v1(struct rf_tenant *t)
+static int setup_v1(struct rf_tenant *t, struct limit l[L_N])
 {
-	const struct rf_mount_policy *p = &t->pol;
-	char used[64] = "", path[300];
-	int r;
+	/* the file that shows the hierarchy is there, and the one to set */
+	static const char *const probe[L_N] = { "/memory/memory.limit_in_bytes", "/pids/tasks",
+						"/cpu/cpu.shares" };
+	static const char *const file[L_N] = { "memory.limit_in_bytes", "pids.max", "cpu.shares" };
+	char path[300];
+	int r, i, any = 0;
 
-	if (p->memory_max) {
-		if (access(cgp(path, sizeof(path), "/memory/memory.limit_in_bytes"), F_OK))
-			return missing(t, "memory");
-		r = add_group(t, cgp(path, sizeof(path), "/memory"));
-		if (r < 0 ||
-		    (r = set(t, t->cg.ngroups - 1, "memory.limit_in_bytes", p->memory_max)) < 0)
-			return r;
-		strcat(used, "memory,");
-	}
-	if (p->pids_max) {
-		if (access(cgp(path, sizeof(path), "/pids/tasks"), F_OK))
-			return missing(t, "pids");
-		r = add_group(t, cgp(path, sizeof(path), "/pids"));
-		if (r < 0 || (r = set(t, t->cg.ngroups - 1, "pids.max", p->pids_max)) < 0)
-			return r;
-		strcat(used, "pids,");
-	}
-	if (p->cpu_weight) {
-		if (access(cgp(path, sizeof(path), "/cpu/cpu.shares"), F_OK))
-			return missing(t, "cpu");
-		/* v2 weight 100 is v1 shares 1024 */
-		unsigned long long shares = (unsigned long long)p->cpu_weight * 1024 / 100;
+	for (i = 0; i < L_N; i++) {
+		unsigned long long v = l[i].value;
 
-		r = add_group(t, cgp(path, sizeof(path), "/cpu"));
-		if (r < 0 ||
-		    (r = set(t, t->cg.ngroups - 1, "cpu.shares", shares < 2 ? 2 : shares)) < 0)
+		if (!v)
+			continue;
+		if (access(cgp(path, sizeof(path), probe[i]), F_OK)) {
+			r = missing(t, &l[i]);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (i == L_CPU) /* v2 weight 100 is v1 shares 1024 */
+			v = v * 1024 / 100 < 2 ? 2 : v * 1024 / 100;
+		snprintf(path, sizeof(path), "%s/%s", cg_root, l[i].controller);
+		r = add_group(t, path);
+		if (r < 0 || (r = set(t, t->cg.ngroups - 1, file[i], v)) < 0)
 			return r;
-		strcat(used, "cpu,");
+		any = 1;
 	}
-	used[strlen(used) - 1] = '\0';
-	snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "cgroup1(%s)", used);
+	if (!any)
+		return 1;
+	name_mechanism(t, 1, l);
 	return 0;
 }
 
@@ -370,23 +422,28 @@ int rf_cgroup_setup(struct rf_tenant *t)
 
 int rf_cgroup_setup_version(struct rf_tenant *t, int version)
 {
-	int r;
+	struct limit l[L_N];
+	int r, i;
 
 	memset(&t->cg, 0, sizeof(t->cg));
-	if (!t->pol.memory_max && !t->pol.pids_max && !t->pol.cpu_weight) {
-		snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "rlimits");
-		return 0;
-	}
-	r = version == 2 ? setup_v2(t) : setup_v1(t);
+	limits_of(t, l);
+	r = version == 2 ? setup_v2(t, l) : setup_v1(t, l);
 	if (r < 0) {
 		rf_cgroup_remove(t);
 		snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "rlimits");
-		log_warnx("%s: cannot apply memory_max/pids_max/cpu_weight through cgroups: %s",
-			  t->pol.name, strerror(-r));
-		return r;
+		for (i = 0; i < L_N && !l[i].required; i++)
+			;
+		log_warnx("%s: cannot apply %s through cgroups: %s", t->pol.name,
+			  i < L_N ? "the policy's limits" : "the default limits", strerror(-r));
+		/* the defaults fall back to the rlimits; a limit asked for does not */
+		return i < L_N ? r : 0;
+	}
+	if (r > 0) {
+		snprintf(t->cg.mechanism, sizeof(t->cg.mechanism), "rlimits");
+		return 0;
 	}
 	/* each group's cgroup.procs, for the child to join before exec */
-	for (int i = 0; i < t->cg.ngroups; i++)
+	for (i = 0; i < t->cg.ngroups; i++)
 		snprintf(t->cg.procs[i], sizeof(t->cg.procs[i]), "%s/cgroup.procs", t->cg.dir[i]);
 	log_info("%s: limits through %s", t->pol.name, t->cg.mechanism);
 	return 0;

@@ -137,6 +137,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.init_flags_hi = (uint32_t)(t->conn.flags >> 32);
 	c.read_only = t->pol.read_only;
 	c.max_file_size = t->pol.max_file_size;
+	c.max_tasks = rf_cgroup_nproc(t);
 	c.generation = t->generation;
 	c.responder = t->responder;
 	c.bench = t->b->bench;

@@ -79,6 +79,7 @@ struct rf_msg_config {
 	uint32_t responder; /* load no plugin: answer every request EIO */
 	uint32_t bench; /* RF_BENCH_*: ringfenced --bench-unsafe, never from a policy */
 	uint32_t ownership; /* enum rf_ownership */
+	uint32_t max_tasks; /* RLIMIT_NPROC where no pids cgroup limits tasks; 0: none */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

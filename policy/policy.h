@@ -44,8 +44,8 @@ struct rf_mount_policy {
 	uint32_t max_write;
 	uint32_t start_timeout; /* seconds for a worker to report READY */
 	uint64_t max_file_size; /* RLIMIT_FSIZE of the worker; 0: unlimited */
-	uint64_t memory_max; /* cgroup memory limit; 0: none */
-	uint32_t pids_max; /* cgroup pids limit; 0: none */
+	uint64_t memory_max; /* cgroup memory limit; 0: the default */
+	uint32_t pids_max; /* cgroup pids limit; 0: the default */
 	uint32_t cpu_weight; /* cgroup cpu weight 1..10000; 0: default */
 	uint32_t request_timeout; /* seconds; 0: none */
 	uint32_t heartbeat_timeout; /* seconds a worker has to answer PING; 0: none */
@@ -82,6 +82,10 @@ struct rf_policy {
 #define RF_DEFAULT_CRASH_LIMIT 5
 #define RF_DEFAULT_CRASH_WINDOW 60
 #define RF_CRASH_LIMIT_MAX 32
+/* Limits a tenant gets when its policy sets none: memory_max, and for
+ * pids_max this many tasks beyond one thread per queue. */
+#define RF_DEFAULT_MEMORY_MAX (1ULL << 30)
+#define RF_DEFAULT_PIDS_SPARE 64
 
 /*
  * Parse @len bytes of @text, naming @file in errors. On success returns 0

@@ -281,7 +281,8 @@ int main(int argc, char **argv)
 			fail(errno, "open %s", sandbox ? "/source in the sandbox" : W.cfg.source);
 	}
 	err = rf_sandbox_limits(RF_WORKER_NOFILE, RF_WORKER_DATA,
-				W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY);
+				W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY,
+				W.cfg.max_tasks);
 	if (err < 0)
 		fail(-err, "set rlimits");
 	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);

@@ -103,10 +103,10 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 	return 0;
 }
 
-int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize)
+int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc)
 {
 	struct rlimit core = { 0, 0 }, files, priv = { data, data };
-	struct rlimit fsz = { fsize, fsize };
+	struct rlimit fsz = { fsize, fsize }, tasks = { nproc, nproc };
 
 	/* raising the hard limit takes CAP_SYS_RESOURCE, which a host may
 	 * not give the broker: stay within the one inherited */
@@ -117,7 +117,8 @@ int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize)
 	files.rlim_cur = files.rlim_max = nofile;
 
 	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0 ||
-	    setrlimit(RLIMIT_DATA, &priv) < 0 || setrlimit(RLIMIT_FSIZE, &fsz) < 0)
+	    setrlimit(RLIMIT_DATA, &priv) < 0 || setrlimit(RLIMIT_FSIZE, &fsz) < 0 ||
+	    (nproc && setrlimit(RLIMIT_NPROC, &tasks) < 0))
 		return -errno;
 	return 0;
 }

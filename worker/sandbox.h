@@ -12,9 +12,11 @@
  * /source (a nosuid,nodev bind, read-only if @read_only). */
 int rf_sandbox_fs(const char *source, int read_only);
 /* core 0, RLIMIT_NOFILE @nofile (or the inherited hard limit, if lower),
- * RLIMIT_DATA @data bytes, RLIMIT_FSIZE
- * @fsize bytes (RLIM_INFINITY for none) */
-int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize);
+ * RLIMIT_DATA @data bytes, RLIMIT_FSIZE @fsize bytes (RLIM_INFINITY for
+ * none), and where @nproc is not 0 RLIMIT_NPROC @nproc tasks: where no
+ * pids cgroup limits the tenant's tasks (it counts every task of the uid
+ * on the host, the tenant's alone when the tenant has a uid of its own) */
+int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc);
 int rf_sandbox_drop(uid_t uid, gid_t gid);
 /* Die with the broker: SIGKILL on its death (the credential change in
  * rf_sandbox_drop() clears any earlier setting), and exit now if it is

@@ -50,6 +50,7 @@ expect procroot ENOENT    # /proc/self/root is the sandbox root
 expect procscan ENOENT    # no other process (the broker, a tenant) is visible
 expect membomb ENOMEM     # RLIMIT_DATA
 expect fdbomb EMFILE      # RLIMIT_NOFILE
+expect threadbomb EAGAIN  # pids_max by default: 64 beyond the queues
 got=$(client_errno "$T/h.mnt/attack-oversize")
 case $got in EIO | EINVAL | EPROTO) rf_log "  oversize reply -> $got" ;;
 *) rf_fail "a reply of the wrong size gave the client $got" ;; esac

@@ -35,7 +35,26 @@ cgroup1*)
 	;;
 *) rf_fail "no cgroup mechanism: $mech" ;;
 esac
-[ "$(rf_field pt limits)" = rlimits ] || rf_fail "a tenant without limits got $(rf_field pt limits)"
+rf_log "a policy silent on limits: memory_max = 1G, pids_max = 64 + one per queue"
+NQ=$(rf_field pt queues)
+WP=$(rf_worker pt)
+case $(rf_field pt limits) in
+cgroup2\(memory,pids\))
+	[ "$(cat /sys/fs/cgroup/ringfence/pt/memory.max)" = $((1 << 30)) ] || rf_fail "default memory.max"
+	[ "$(cat /sys/fs/cgroup/ringfence/pt/pids.max)" = $((64 + NQ)) ] || rf_fail "default pids.max"
+	GROUPS_MADE+=(/sys/fs/cgroup/ringfence/pt)
+	;;
+cgroup1\(memory,pids\))
+	[ "$(cat /sys/fs/cgroup/memory/ringfence/pt/memory.limit_in_bytes)" = $((1 << 30)) ] ||
+		rf_fail "default memory.limit_in_bytes"
+	[ "$(cat /sys/fs/cgroup/pids/ringfence/pt/pids.max)" = $((64 + NQ)) ] || rf_fail "default pids.max"
+	GROUPS_MADE+=(/sys/fs/cgroup/memory/ringfence/pt /sys/fs/cgroup/pids/ringfence/pt)
+	;;
+*) rf_fail "a tenant without limits got $(rf_field pt limits), not the defaults" ;;
+esac
+# a pids cgroup holds the tasks; RLIMIT_NPROC is left as it was
+[ "$(awk '/^Max processes/ { print $3 }' "/proc/$WP/limits")" = "$(ulimit -u)" ] ||
+	rf_fail "RLIMIT_NPROC changed where a pids cgroup holds the tasks: $(grep processes "/proc/$WP/limits")"
 
 rf_log "memory bomb in one tenant, fio in the other"
 fio --name=bystander --directory="$T/pt.mnt" --size=32M --rw=randrw --bs=64k --direct=1 \

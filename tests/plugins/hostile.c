@@ -246,6 +246,32 @@ static int a_membomb(void)
 	return n == 4096 ? SUCCEEDED : ENOMEM;
 }
 
+/* as many threads as it takes; each waits for good */
+static void *idle(void *arg)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+
+	pthread_mutex_lock(&m);
+	for (;;)
+		pthread_cond_wait(&c, &m);
+	return arg;
+}
+
+static int a_threadbomb(void)
+{
+	pthread_attr_t a;
+	pthread_t th;
+	int i, r = 0;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (i = 0; i < 2000 && !r; i++)
+		r = pthread_create(&th, &a, idle, NULL);
+	pthread_attr_destroy(&a);
+	return r ? r : SUCCEEDED;
+}
+
 static int a_fdbomb(void)
 {
 	static int fds[70000];
@@ -520,6 +546,7 @@ static const struct {
 	{ "fork", a_fork },
 	{ "membomb", a_membomb },
 	{ "fdbomb", a_fdbomb },
+	{ "threadbomb", a_threadbomb },
 	{ "ipc_garbage", a_ipc_garbage },
 	{ "ipc_fd", a_ipc_fd },
 	{ "ipc_hello", a_ipc_hello },

@@ -202,14 +202,64 @@ START_TEST(test_v1_missing_controller_refuses)
 }
 END_TEST
 
-START_TEST(test_no_limits_no_groups)
+/* A policy silent on limits: memory_max and pids_max by default, where a
+ * controller is there to enforce them, and never a refusal where not. */
+static void no_policy_limits(void)
 {
 	t.pol.memory_max = 0;
 	t.pol.pids_max = 0;
 	t.pol.cpu_weight = 0;
+}
+
+START_TEST(test_defaults_without_controllers)
+{
+	no_policy_limits();
 	ck_assert_int_eq(rf_cgroup_setup(&t), 0);
 	ck_assert_str_eq(t.cg.mechanism, "rlimits");
 	ck_assert_int_eq(t.cg.ngroups, 0);
+	ck_assert_uint_eq(rf_cgroup_nproc(&t), 65); /* RLIMIT_NPROC holds the tasks */
+}
+END_TEST
+
+START_TEST(test_v2_defaults)
+{
+	char path[256];
+
+	no_policy_limits();
+	put("cgroup.controllers", "cpuset cpu io memory pids\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids)");
+	ck_assert_str_eq(get("ringfence/alpha/memory.max"), "1073741824");
+	/* RF_DEFAULT_PIDS_SPARE beyond one thread per queue (no broker here:
+	 * one queue) */
+	ck_assert_str_eq(get("ringfence/alpha/pids.max"), "65");
+	snprintf(path, sizeof(path), "%s/ringfence/alpha/cpu.weight", root);
+	ck_assert_int_eq(access(path, F_OK), -1); /* no default weight */
+}
+END_TEST
+
+START_TEST(test_v2_defaults_partial)
+{
+	no_policy_limits();
+	put("cgroup.controllers", "cpu io memory\n"); /* no pids */
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory)");
+	ck_assert_str_eq(get("cgroup.subtree_control"), "+memory ");
+	ck_assert_uint_eq(rf_cgroup_nproc(&t), 65);
+}
+END_TEST
+
+START_TEST(test_v1_defaults_partial)
+{
+	no_policy_limits();
+	t.pol.pids_max = 10; /* set: required, and there */
+	dir("pids");
+	put("pids/tasks", "");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 1), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup1(pids)");
+	ck_assert_int_eq(t.cg.ngroups, 1);
+	ck_assert_str_eq(get("pids/ringfence/alpha/pids.max"), "10");
+	ck_assert_uint_eq(rf_cgroup_nproc(&t), 0); /* the cgroup holds them */
 }
 END_TEST
 
@@ -227,7 +277,10 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_v2_missing_controller_refuses);
 	tcase_add_test(tc, test_v1);
 	tcase_add_test(tc, test_v1_missing_controller_refuses);
-	tcase_add_test(tc, test_no_limits_no_groups);
+	tcase_add_test(tc, test_defaults_without_controllers);
+	tcase_add_test(tc, test_v2_defaults);
+	tcase_add_test(tc, test_v2_defaults_partial);
+	tcase_add_test(tc, test_v1_defaults_partial);
 	suite_add_tcase(s, tc);
 	return s;
 }
