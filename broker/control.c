@@ -434,13 +434,20 @@ static void run_command(struct rf_broker *b, char *line, struct out *o)
 	    argv[0]);
 }
 
-/* Root, or a member of the policy's control_group. */
-static int peer_allowed(const struct rf_broker *b, const struct ucred *cred)
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59 /* Linux 4.13 */
+#endif
+
+/* Root, or a member of the policy's control_group: the peer's groups as
+ * the kernel took them at connect(), from SO_PEERGROUPS, whole however
+ * many there are (NGROUPS_MAX is 65536). */
+static int peer_allowed(const struct rf_broker *b, int fd, const struct ucred *cred)
 {
+	gid_t some[64], *groups = some;
+	socklen_t len = sizeof(some);
 	const struct group *gr;
-	char path[64], line[512];
-	FILE *f;
 	int ok = 0;
+	size_t i;
 
 	if (cred->uid == 0)
 		return 1;
@@ -448,25 +455,18 @@ static int peer_allowed(const struct rf_broker *b, const struct ucred *cred)
 		return 0;
 	if (cred->gid == gr->gr_gid)
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)cred->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Groups:", 7)) {
-			char *p = line + 7, *end;
-
-			for (;;) {
-				unsigned long g = strtoul(p, &end, 10);
-
-				if (end == p)
-					break;
-				if (g == gr->gr_gid)
-					ok = 1;
-				p = end;
-			}
-		}
-	fclose(f);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		/* ERANGE: len now says how much it takes */
+		if (errno != ERANGE || !(groups = malloc(len)))
+			return 0;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+			len = 0;
+	}
+	for (i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == gr->gr_gid)
+			ok = 1;
+	if (groups != some)
+		free(groups);
 	return ok;
 }
 
@@ -507,7 +507,7 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 	n = evbuffer_copyout(in, cmd, RF_CONTROL_CMD_MAX);
 	cmd[n > 0 ? n : 0] = '\0';
 	if (getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
-	    !peer_allowed(b, &cred)) {
+	    !peer_allowed(b, bufferevent_getfd(bev), &cred)) {
 		log_info("control: refused uid %d", (int)cred.uid);
 		put(&o, "error: permission denied (root or control_group only)\n");
 	} else if (!memchr(cmd, '\n', (size_t)(n > 0 ? n : 0)) &&

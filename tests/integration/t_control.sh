@@ -56,6 +56,33 @@ chmod 0666 "$T/ctl.sock"
 out=$(setpriv --reuid=1 --regid=1 --clear-groups "$CTL" -s "$T/ctl.sock" status 2>&1) &&
 	rf_fail "SO_PEERCRED let a stranger in"
 echo "$out" | grep -q "permission denied (root or control_group only)" || rf_fail "refusal: $out"
+# The peer's groups: once read from a 512-byte line of /proc/PID/status,
+# so a Groups: line longer than that came in two pieces and a number cut
+# at the end of the first could read as control_group's gid. 133 groups,
+# none of them nogroup, with 655341 straddling byte 511 (the kernel lists
+# them sorted, each followed by a space, after "Groups:\t").
+ng=$(getent group nogroup | cut -d: -f3)
+many=$(python3 - "$ng" <<'EOF'
+import sys
+g = sys.argv[1]
+for five in range(0, 80):
+    rest = 511 - len("Groups:\t") - len(g) - 6 * five
+    if rest >= 0 and rest % 7 == 0:
+        break
+below = [10000 + i for i in range(five)] + [100000 + i for i in range(rest // 7)]
+cut = int(g + "1")
+above = [1000000 + i for i in range(60)]
+assert below[-1] < cut < above[0] and int(g) not in below + above
+print(",".join(str(x) for x in below + [cut] + above))
+EOF
+)
+[ "$(echo "$many" | tr ',' '\n' | wc -l)" -gt 100 ] || rf_fail "the group list is too short"
+out=$(setpriv --reuid=1 --regid=1 --groups="$many" "$CTL" -s "$T/ctl.sock" status 2>&1) &&
+	rf_fail "a peer in $(echo "$many" | tr ',' '\n' | wc -l) groups, none of them control_group, got in"
+echo "$out" | grep -q "permission denied" || rf_fail "refusal of a peer in many groups: $out"
+setpriv --reuid=1 --regid=1 --groups="$many,$ng" "$CTL" -s "$T/ctl.sock" status >/dev/null ||
+	rf_fail "a peer with control_group as its 134th group was refused"
+rf_log "  SO_PEERGROUPS: 133 groups without control_group refused, with it as the 134th let in"
 chmod 0660 "$T/ctl.sock"
 
 rf_log "silent peers hold only their own connections; commands may come in pieces"
