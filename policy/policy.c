@@ -629,39 +629,17 @@ nomem:
 
 int rf_policy_load(const char *path, struct rf_policy **out, char *err, size_t errlen)
 {
-	struct stat st;
+	size_t len;
 	char *buf;
-	ssize_t n;
-	size_t got = 0;
-	int fd, r;
+	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s\n", path, strerror(errno));
-		return r;
+	r = rf_read_policy_file(path, RF_POLICY_FILE_MAX, &buf, &len);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s%s\n", path, rf_read_policy_error(r),
+			 r == -EFBIG ? " (at most 1 MiB)" : "");
+		return r == -ENOTSUP || r == -EFBIG ? -EINVAL : r;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > RF_POLICY_FILE_MAX) {
-		snprintf(err, errlen, "%s: not a regular file of at most %d bytes\n", path,
-			 RF_POLICY_FILE_MAX);
-		close(fd);
-		return -EINVAL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	r = rf_policy_parse(path, buf, got, out, err, errlen);
+	r = rf_policy_parse(path, buf, len, out, err, errlen);
 	free(buf);
 	return r;
 }

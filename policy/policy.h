@@ -102,6 +102,14 @@ int rf_policy_load(const char *path, struct rf_policy **out, char *err, size_t e
 
 void rf_policy_free(struct rf_policy *p);
 
+/* readfile.c: the text of the policy file @path (NUL-terminated, freed by
+ * the caller) if it is a regular file of at most @max bytes; never waits
+ * on a FIFO or a device. Returns 0, -ENOTSUP (not a regular file), -EFBIG
+ * (larger than @max) or another -errno; rf_read_policy_error() says which
+ * in words. */
+int rf_read_policy_file(const char *path, size_t max, char **text, size_t *len);
+const char *rf_read_policy_error(int r);
+
 /* "4096", "64K", "1M", "2G" (powers of 1024). Returns 0 or -EINVAL/-ERANGE. */
 int rf_parse_size(const char *s, uint64_t *out);
 

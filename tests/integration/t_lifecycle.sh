@@ -13,6 +13,25 @@ echo "$out" | grep -q "bad.policy:4: queue_depth: expected a whole number, got '
 "$CTL" --help | grep -q status || rf_fail "ringfencectl --help"
 "$BUILD/ringfence-worker" --help | grep -q ipc-fd || rf_fail "ringfence-worker --help"
 
+rf_log "a FIFO as a policy, an include fan-out: errors at once, never a hang"
+mkfifo "$T/fifo.policy"
+out=$(timeout 5 "$RINGFENCED" --check "$T/fifo.policy" 2>&1)
+[ $? = 1 ] || rf_fail "--check on a FIFO did not fail at once: $out"
+echo "$out" | grep -q "fifo.policy: cannot read: not a regular file" || rf_fail "--check on a FIFO: $out"
+printf '@include %s\n' "$T/fifo.policy" >"$T/fifo.seccomp"
+out=$(timeout 5 "$RINGFENCED" --check-seccomp "$T/fifo.seccomp" 2>&1)
+[ $? = 1 ] || rf_fail "--check-seccomp including a FIFO did not fail at once: $out"
+echo "$out" | grep -q "fifo.seccomp:1:10: cannot read '.*fifo.policy': not a regular file" ||
+	rf_fail "--check-seccomp including a FIFO: $out"
+for l in 0 1 2 3 4; do
+	for _ in $(seq 40); do echo "@include fan$((l + 1)).seccomp"; done >"$T/fan$l.seccomp"
+done
+echo "read: 1" >"$T/fan5.seccomp"
+out=$(timeout 5 "$RINGFENCED" --check-seccomp "$T/fan0.seccomp" 2>&1)
+[ $? = 1 ] || rf_fail "an include fan-out of 40, 5 deep, did not fail at once"
+[ "$(echo "$out" | grep -c "one policy may read at most 64 files")" = 1 ] ||
+	rf_fail "the fan-out was not refused once: $(echo "$out" | head -5)"
+
 rf_log "seccomp policies: --check-seccomp lists rules or names FILE:LINE:COL"
 "$RINGFENCED" --check-seccomp "$ROOT/seccomp.policy" >"$T/sc.out" || rf_fail "shipped seccomp.policy rejected"
 grep -q "default: trap" "$T/sc.out" && grep -q "^io_uring_enter" "$T/sc.out" || rf_fail "no rules listed"

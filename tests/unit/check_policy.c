@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy.h"
 
@@ -259,7 +261,24 @@ START_TEST(test_missing_file)
 	int r = rf_policy_load(FIXTURES "/does-not-exist.policy", &p, err, sizeof(err));
 
 	ck_assert_int_eq(r, -ENOENT);
-	ck_assert_ptr_nonnull(strstr(err, "does-not-exist.policy: cannot open"));
+	ck_assert_ptr_nonnull(strstr(err, "does-not-exist.policy: cannot read: No such file"));
+}
+END_TEST
+
+/* a FIFO as the policy: refused at once (the old open waited for a writer) */
+START_TEST(test_fifo)
+{
+	char dir[] = "/tmp/rf-policy-test.XXXXXX", fifo[64];
+	struct rf_policy *p = NULL;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(rf_policy_load(fifo, &p, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(strstr(err, "fifo: cannot read: not a regular file"), "%s", err);
+	unlink(fifo);
+	rmdir(dir);
 }
 END_TEST
 
@@ -311,6 +330,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_mount_policy_same);
 	tcase_add_test(tc, test_paths_normalized);
 	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_error_buffer_truncates_safely);
 	tcase_add_test(tc, test_parse_size);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -140,6 +141,59 @@ START_TEST(test_bad_policy)
 }
 END_TEST
 
+/* A FIFO where a policy or an include is expected: an error at once, never
+ * an open that waits for a writer (a reload in the broker's loop would). */
+START_TEST(test_fifo)
+{
+	char dir[] = "/tmp/rf-seccomp-test.XXXXXX", fifo[64], text[128];
+	struct rf_sc_policy *p = NULL;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(rf_sc_policy_load(fifo, &p, err, sizeof(err)), -ENOTSUP);
+	ck_assert_msg(strstr(err, "fifo: cannot read: not a regular file"), "%s", err);
+	snprintf(text, sizeof(text), "@include %s\n", fifo);
+	ck_assert_int_eq(rf_sc_policy_parse("t", text, strlen(text), &p, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "t:1:10: cannot read '") && strstr(err, "not a regular file"),
+		      "%s", err);
+	unlink(fifo);
+	rmdir(dir);
+}
+END_TEST
+
+/* 40 includes a file, 5 deep: 10^8 parses once; now 64 files at most */
+START_TEST(test_include_fanout)
+{
+	char dir[] = "/tmp/rf-seccomp-test.XXXXXX", path[64];
+	struct rf_sc_policy *p = NULL;
+	int level, i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (level = 0; level <= 5; level++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/l%d", dir, level);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		for (i = 0; level < 5 && i < 40; i++)
+			fprintf(f, "@include l%d\n", level + 1);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/l0", dir);
+	ck_assert_int_eq(rf_sc_policy_load(path, &p, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(strstr(err, "one policy may read at most 64 files and 1048576 bytes"), "%s",
+		      err);
+	for (level = 0; level <= 5; level++) {
+		snprintf(path, sizeof(path), "%s/l%d", dir, level);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 static void load_text(const char *text)
 {
 	char full[4096];
@@ -209,6 +263,8 @@ static Suite *seccomp_suite(void)
 	tcase_add_test(tp, test_shipped_policy_compiles);
 	tcase_add_loop_test(tp, test_bad_policy, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tp, test_constants);
+	tcase_add_test(tp, test_fifo);
+	tcase_add_test(tp, test_include_fanout);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tf, test_filter_errno_and_conditions);
 	tcase_add_test_raise_signal(tf, test_filter_kills_unlisted, SIGSYS);
