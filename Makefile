@@ -96,6 +96,7 @@ UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
 UNIT_DEPS_check_pool   := $(BUILD)/obj/broker/pool.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(LIB)
+UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC))
 	@mkdir -p $(dir $@)

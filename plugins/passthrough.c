@@ -5,7 +5,11 @@
  * Each inode the kernel knows is an O_PATH descriptor, keyed by (st_dev,
  * st_ino) and counted by lookups. Operations work relative to those
  * descriptors (the *at() calls), so no path is ever resolved from the
- * directory's root. File data never passes through this code: reads and
+ * directory's root, and never through a symlink: a name is opened with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) and O_NOFOLLOW, and the
+ * calls that make or remove a name (mkdirat, mknodat, symlinkat, linkat,
+ * unlinkat, renameat2) never follow its last component. A symlink swapped
+ * into a name in the backing directory is therefore a symlink to us too. File data never passes through this code: reads and
  * writes name the open file and the framework moves the bytes with
  * READ_FIXED / WRITE_FIXED between the file and the registered pool.
  *
@@ -31,9 +35,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -150,6 +156,19 @@ static struct pt_inode *inode_of(struct rf_req *req, uint64_t ino)
 	if (ino == RF_ROOT_ID)
 		return &pt_of(req)->root;
 	return (struct pt_inode *)(uintptr_t)ino;
+}
+
+/* Open @name in the directory @dirfd: never through a symlink, the name
+ * itself included (with O_PATH: the symlink itself), never out of @dirfd. */
+static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 }
 
 static int fd_of(struct rf_req *req, uint64_t ino)
@@ -276,7 +295,7 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		return EINVAL;
 	if (is_hidden(p, name))
 		return ENOENT;
-	fd = openat(fd_of(req, parent), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_beneath(fd_of(req, parent), name, O_PATH, 0);
 	if (fd < 0)
 		return errno;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -498,7 +517,7 @@ static int make_file(struct rf_req *req, uint64_t parent, const char *name, cons
 	int pfd = fd_of(req, parent), fd, err;
 	char path[64];
 
-	fd = openat(pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	fd = open_beneath(pfd, ".", O_TMPFILE | O_RDWR, 0600);
 	if (fd < 0)
 		return -errno;
 	err = meta_set(fd, m);
@@ -535,7 +554,7 @@ static int make_dir(struct rf_req *req, uint64_t parent, const char *name, const
 		if (errno != EEXIST || tries == 16)
 			return errno;
 	}
-	fd = openat(pfd, tmp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_beneath(pfd, tmp, O_PATH | O_DIRECTORY, 0);
 	err = fd < 0 ? errno : meta_set(fd, m);
 	if (fd >= 0)
 		close(fd);
@@ -632,7 +651,7 @@ static void pt_unlink(struct rf_req *req, uint64_t parent, const char *name)
  * any. */
 static int remove_leftovers(int pfd, const char *name)
 {
-	int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0;
+	int fd = open_beneath(pfd, name, O_RDONLY | O_DIRECTORY, 0), n = 0;
 	struct dirent *de;
 	DIR *dp;
 
@@ -704,9 +723,10 @@ static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mod
 					O_CLOEXEC);
 		close(tmp);
 	} else {
-		fd = openat(fd_of(req, parent), name,
-			    ((flags | O_CREAT) & ~(O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC,
-			    mode & 07777);
+		/* O_NOFOLLOW (open_beneath): a symlink swapped into the name
+		 * since the kernel's LOOKUP is ELOOP, never followed */
+		fd = open_beneath(fd_of(req, parent), name, (flags | O_CREAT) & ~O_NOCTTY,
+				  mode & 07777);
 	}
 	if (fd < 0) {
 		rf_reply_err(req, errno);
@@ -779,7 +799,7 @@ static void pt_opendir(struct rf_req *req, uint64_t ino, int flags)
 		rf_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = openat(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_beneath(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0 || !(d->dp = fdopendir(fd))) {
 		int err = errno;
 

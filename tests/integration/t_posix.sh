@@ -88,6 +88,44 @@ mkdir "$M/b.txt" 2>/dev/null && rf_fail "mkdir over a file"
 [ "$(cd "$M" && (ls nope 2>&1 || true) | grep -c 'No such file')" = 1 ] || rf_fail "ENOENT text"
 
 rf_log "transport and data path"
+rf_log "a symlink swapped into a name in the backing directory is never followed"
+# clients create and remove "race" (O_NOFOLLOW: the kernel follows no
+# symlink either) while a process on the host puts a symlink to "target"
+# in its place in the backing directory; following it would make
+# $S/target (tests/unit/check_passthrough plants the symlink before every
+# request instead of racing, and fails the old code every time)
+python3 - "$M" "$S" <<'PY' || rf_fail "the swapper race: $?"
+import os, sys, time
+m, s = sys.argv[1], sys.argv[2]
+pid = os.fork()
+if pid == 0:
+    end = time.time() + 4
+    while time.time() < end:
+        try:
+            os.symlink("target", s + "/race.new")
+            os.rename(s + "/race.new", s + "/race")
+            os.unlink(s + "/race")
+        except OSError:
+            pass
+    os._exit(0)
+tries = 0
+end = time.time() + 4
+while time.time() < end:
+    for flags in (os.O_WRONLY | os.O_CREAT, os.O_RDWR | os.O_CREAT | os.O_TRUNC):
+        flags |= os.O_NOFOLLOW
+        tries += 1
+        try:
+            os.close(os.open(m + "/race", flags, 0o644))
+            os.unlink(m + "/race")
+        except OSError:
+            pass
+os.waitpid(pid, 0)
+if os.path.lexists(s + "/target"):
+    raise SystemExit("a create followed the planted symlink (%d tries)" % tries)
+print("    %d creates raced the swapper; nothing followed it" % tries)
+PY
+rm -f "$S/race" "$S/race.new"
+
 W=$(rf_worker pt)
 rf_assert_worker_fenced "$W"
 [ "$(rf_field pt transport)" = "$TRANSPORT" ] || rf_fail "transport is $(rf_field pt transport)"
