@@ -292,7 +292,7 @@ static void rescue(struct rf_queue *q)
 		q->probe_missed = false;
 		sqe = get_sqe(q);
 		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid, id);
-		sqe->user_data = (id << 3) | TAG_PROBE;
+		sqe->user_data = (id << 3) | TAG_PROBE; /* id < 2^60 (rescue.c) */
 		/* submit, and run the task work of whatever the kernel did */
 		r = io_uring_submit_and_get_events(&q->ring);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
