@@ -46,6 +46,13 @@ enum rf_tenant_state {
 	RF_TENANT_FAILED,
 };
 
+/* A queue's kicker (recovery.c). */
+struct rf_kick {
+	pid_t pid; /* while it runs, else 0 */
+	unsigned int generation; /* the worker generation it kicks for */
+	bool owed; /* a newer generation waits for a kick once it has gone */
+};
+
 struct rf_tenant {
 	struct rf_broker *b;
 	struct rf_mount_policy pol;
@@ -84,7 +91,7 @@ struct rf_tenant {
 	uint64_t log_refill_ms;
 	uint64_t log_dropped, log_dropped_told;
 	bool responder; /* the worker is the built-in EIO responder */
-	pid_t *kick_pids; /* recovery.c: a kicker per queue while it runs, else 0 */
+	struct rf_kick *kicks; /* recovery.c: one per queue */
 	time_t kick_started;
 	struct event *respawn_ev;
 };

@@ -111,7 +111,8 @@ void rf_recovery_cancel(struct rf_tenant *t)
  * user_id), with no capability and no_new_privs, and it carries a mark
  * (RF_KICK_UID/GID as fsuid/fsgid) that makes the worker's framework answer
  * it at once: the plugin never sees it, so no plugin can hold it. At most
- * one kicker per queue is alive at a time; one still alive after
+ * one kicker per queue is alive at a time: a new generation's kick waits
+ * until the last one is killed and reaped; one still alive after
  * RF_KICK_DEADLINE seconds is killed. The classic transport needs no kick:
  * a new worker's reads take whatever waits in /dev/fuse.
  */
@@ -143,34 +144,44 @@ static void __attribute__((noreturn)) kicker(const char *mountpoint, uint32_t q)
 	_exit(0);
 }
 
+static void kick(struct rf_tenant *t, uint32_t q)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		log_warn("%s: kick queue %u", t->pol.name, q);
+		return;
+	}
+	if (pid == 0)
+		kicker(t->pol.mountpoint, q);
+	t->kicks[q].pid = pid;
+	t->kicks[q].generation = t->generation;
+	t->kicks[q].owed = false;
+}
+
 void rf_recovery_kick(struct rf_tenant *t)
 {
 	uint32_t q;
 
 	if (t->conn.transport != RF_XPORT_URING)
 		return;
-	if (!t->kick_pids && !(t->kick_pids = calloc(t->geom.nqueues, sizeof(*t->kick_pids)))) {
+	if (!t->kicks && !(t->kicks = calloc(t->geom.nqueues, sizeof(*t->kicks)))) {
 		log_warnx("%s: kick: out of memory", t->pol.name);
 		return;
 	}
 	t->kick_started = time(NULL);
 	for (q = 0; q < t->geom.nqueues; q++) {
-		pid_t pid;
+		struct rf_kick *k = &t->kicks[q];
 
-		if (t->kick_pids[q] > 0) {
-			log_info("%s: the last kick of queue %u has not finished; not kicking it "
-				 "again",
-				 t->pol.name, q);
-			continue;
+		if (!k->pid) {
+			kick(t, q);
+		} else if (k->generation != t->generation) {
+			/* one kicker per queue: the last one (queued behind what a
+			 * dead worker held, most likely) goes first, and this
+			 * generation's follows when it is reaped */
+			kill(k->pid, SIGKILL);
+			k->owed = true;
 		}
-		pid = fork();
-		if (pid < 0) {
-			log_warn("%s: kick queue %u", t->pol.name, q);
-			continue;
-		}
-		if (pid == 0)
-			kicker(t->pol.mountpoint, q);
-		t->kick_pids[q] = pid;
 	}
 }
 
@@ -182,11 +193,16 @@ bool rf_recovery_reaped(struct rf_broker *b, pid_t pid)
 	for (i = 0; i < b->ntenants; i++) {
 		struct rf_tenant *t = b->tenants[i];
 
-		for (q = 0; t->kick_pids && q < t->geom.nqueues; q++)
-			if (t->kick_pids[q] == pid) {
-				t->kick_pids[q] = 0;
-				return true;
-			}
+		for (q = 0; t->kicks && q < t->geom.nqueues; q++) {
+			struct rf_kick *k = &t->kicks[q];
+
+			if (k->pid != pid)
+				continue;
+			k->pid = 0;
+			if (k->owed && t->state == RF_TENANT_RUNNING && !t->stopping)
+				kick(t, q);
+			return true;
+		}
 	}
 	return false;
 }
@@ -197,13 +213,13 @@ static void kick_deadline(struct rf_tenant *t)
 {
 	uint32_t q;
 
-	if (!t->kick_pids || !t->kick_started || time(NULL) - t->kick_started < RF_KICK_DEADLINE)
+	if (!t->kicks || !t->kick_started || time(NULL) - t->kick_started < RF_KICK_DEADLINE)
 		return;
 	for (q = 0; q < t->geom.nqueues; q++)
-		if (t->kick_pids[q] > 0) {
+		if (t->kicks[q].pid > 0) {
 			log_warnx("%s: the kick of queue %u is unanswered after %d s; killing it",
 				  t->pol.name, q, RF_KICK_DEADLINE);
-			kill(t->kick_pids[q], SIGKILL);
+			kill(t->kicks[q].pid, SIGKILL);
 		}
 	t->kick_started = 0;
 }

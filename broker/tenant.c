@@ -168,7 +168,7 @@ void rf_tenant_remove(struct rf_tenant *t)
 			b->ntenants--;
 			break;
 		}
-	free(t->kick_pids);
+	free(t->kicks);
 	free(t);
 }
 
