@@ -157,6 +157,8 @@ static void kick(struct rf_tenant *t, uint32_t q)
 	t->kicks[q].pid = pid;
 	t->kicks[q].generation = t->generation;
 	t->kicks[q].owed = false;
+	log_debug("%s: kicker %d for queue %u, generation %u", t->pol.name, (int)pid, q,
+		  t->generation);
 }
 
 void rf_recovery_kick(struct rf_tenant *t)
@@ -199,6 +201,7 @@ bool rf_recovery_reaped(struct rf_broker *b, pid_t pid)
 			if (k->pid != pid)
 				continue;
 			k->pid = 0;
+			log_debug("%s: kicker %d of queue %u is done", t->pol.name, (int)pid, q);
 			if (k->owed && t->state == RF_TENANT_RUNNING && !t->stopping)
 				kick(t, q);
 			return true;

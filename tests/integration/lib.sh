@@ -85,6 +85,8 @@ rf_cleanup() {
 	for mp in "${EXTRA_MOUNTS[@]}"; do
 		mountpoint -q "$mp" && { umount "$mp" 2>/dev/null || umount -l "$mp"; }
 	done
+	# RF_KEEP_LOG=FILE: keep the broker's log of a run that passed too
+	[ -n "${RF_KEEP_LOG:-}" ] && [ -f "$T/broker.log" ] && cp "$T/broker.log" "$RF_KEEP_LOG"
 	[ -n "$T" ] && rm -rf --one-file-system "$T"
 	exit $rc
 }
