@@ -6,6 +6,15 @@
 # broker's heartbeat is replaced; one busy with a request is not.
 . "$(dirname "$0")/lib.sh"
 rf_setup
+# the broker again, on the hang and memfs tenants most sections use
+back_to_hg() {
+	rf_stop
+	rm -f "$T/policy"
+	MOUNTS=()
+	rf_policy hg "$BUILD/tests/plugins/hang.so" ""
+	rf_policy mem memfs ""
+	rf_start hg mem
+}
 rf_policy hg "$BUILD/tests/plugins/hang.so" ""
 rf_policy mem memfs "" # keeps the broker up when hg fails
 rf_start hg mem
@@ -51,12 +60,7 @@ if [ "$TRANSPORT" = uring ]; then
 	grep -q "running request [0-9]* (GETATTR) of a dead worker again" "$T/broker.log" ||
 		rf_fail "GETATTR was not run again: $(grep -i 'dead worker' "$T/broker.log")"
 	[ "$(rf_field sl adopted_rerun)" = 1 ] || rf_fail "adopted_rerun = $(rf_field sl adopted_rerun)"
-	rf_stop
-	rm -f "$T/policy"
-	MOUNTS=()
-	rf_policy hg "$BUILD/tests/plugins/hang.so" ""
-	rf_policy mem memfs ""
-	rf_start hg mem
+	back_to_hg
 fi
 
 rf_log "requests made while no worker exists are served once the next one is ready"
@@ -96,12 +100,7 @@ kids=$(ps -o pid= --ppid "$BROKER_PID" | wc -l)
 [ "$kids" = 2 ] || rf_fail "the broker has $kids children after 4 respawns, not its 2 workers: $(ps -o pid,stat,wchan:20,args --ppid "$BROKER_PID")"
 [ "$(rf_field hs crashes)" = 4 ] || rf_fail "crashes = $(rf_field hs crashes)"
 rf_log "  4 respawns, 2 children (the workers)"
-rf_stop
-rm -f "$T/policy"
-MOUNTS=()
-rf_policy hg "$BUILD/tests/plugins/hang.so" ""
-rf_policy mem memfs ""
-rf_start hg mem
+back_to_hg
 
 rf_log "five deaths within a minute: failed, clients get EIO at once; restart brings it back"
 for i in $(seq $((5 - $(rf_field hg crashes)))); do

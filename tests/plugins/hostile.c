@@ -199,8 +199,8 @@ static int a_pdeath(void)
 	return result(prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0));
 }
 
-/* hold this queue's thread for good (a futex wait nobody ends) */
-static int a_block(void)
+/* a futex wait nobody ends */
+static void *wait_forever(void *arg)
 {
 	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
@@ -208,6 +208,13 @@ static int a_block(void)
 	pthread_mutex_lock(&m);
 	for (;;)
 		pthread_cond_wait(&c, &m);
+	return arg;
+}
+
+/* hold this queue's thread for good */
+static int a_block(void)
+{
+	wait_forever(NULL);
 	return SUCCEEDED;
 }
 
@@ -247,17 +254,6 @@ static int a_membomb(void)
 }
 
 /* as many threads as it takes; each waits for good */
-static void *idle(void *arg)
-{
-	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
-
-	pthread_mutex_lock(&m);
-	for (;;)
-		pthread_cond_wait(&c, &m);
-	return arg;
-}
-
 static int a_threadbomb(void)
 {
 	pthread_attr_t a;
@@ -267,7 +263,7 @@ static int a_threadbomb(void)
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 64 << 10);
 	for (i = 0; i < 2000 && !r; i++)
-		r = pthread_create(&th, &a, idle, NULL);
+		r = pthread_create(&th, &a, wait_forever, NULL);
 	pthread_attr_destroy(&a);
 	return r ? r : SUCCEEDED;
 }
