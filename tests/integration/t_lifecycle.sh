@@ -168,8 +168,12 @@ reader=$!
 sleep 0.5
 W=$(rf_worker pt)
 kill -KILL "$W"
-rf_wait_state pt running
-[ "$(rf_worker pt)" != "$W" ] || rf_fail "no new worker"
+# "running" until the broker reaps the dead one: wait for its successor
+for _ in $(seq 100); do
+	[ "$(rf_field pt generation)" = 1 ] && [ "$(rf_field pt state)" = running ] && break
+	sleep 0.1
+done
+[ "$(rf_worker pt)" != "$W" ] && [ "$(rf_worker pt)" != 0 ] || rf_fail "no new worker"
 [ "$(rf_field pt crashes)" = 1 ] && [ "$(rf_field pt generation)" = 1 ] ||
 	rf_fail "crashes/generation: $(rf_status pt)"
 for i in $(seq 300); do kill -0 "$reader" 2>/dev/null || break; sleep 0.1; done
