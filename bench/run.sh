@@ -75,8 +75,7 @@ QDS="1 2 4 8 16"
 mkdir -p "$T/tmpfs"
 mount -t tmpfs -o size=8G,mode=0755 ringfence-bench "$T/tmpfs"
 for d in $TARGETS qd1 qd2 qd4 qd16 idle; do
-	mkdir -p "$T/tmpfs/$d" "$T/$d.mnt"
-	chown 65534:65534 "$T/tmpfs/$d"
+	mkdir -p "$T/tmpfs/$d" "$T/$d.mnt" # the brokers hand each to its tenant
 done
 tenant() { # NAME [extra lines]: a passthrough section over $T/tmpfs/NAME
 	local n=$1
@@ -88,7 +87,7 @@ tenant() { # NAME [extra lines]: a passthrough section over $T/tmpfs/NAME
 policy() { # FILE SOCKET sections...
 	local f=$1 s=$2
 	shift 2
-	printf '[global]\ncontrol_socket = %s\n' "$s" >"$f"
+	printf '[global]\ncontrol_socket = %s\nusers_file = %s/users\n' "$s" "$T" >"$f"
 	for sec in "$@"; do printf '%s\n' "$sec" >>"$f"; done
 }
 start() { # NAME NTENANTS [broker args]: start broker NAME on $T/NAME.policy

@@ -187,6 +187,12 @@ void rf_notify(const char *msg);
 /* main.c: load a policy and the seccomp policies it names; errors in @err */
 int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, size_t errlen);
 
+/* users.c: the uid and gid of @t's worker: the policy's named user, or a
+ * dynamic one from user_range (recorded in users_file); refused when
+ * another tenant has the same uid and not both set shared_user. An empty
+ * source of a dynamic user is handed to it. 0 or -errno, said why. */
+int rf_users_resolve(struct rf_tenant *t);
+
 /* cgroup.c: create and fill the tenant's groups (0, or -errno when the
  * policy's limits cannot be applied); the child joins them before exec;
  * they are removed once the worker is gone. */

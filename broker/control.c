@@ -278,10 +278,11 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	if (!json) {
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
-		    "mountpoint=%s plugin=%s",
+		    "mountpoint=%s plugin=%s user=%s uid=%u gid=%u",
 		    t->pol.name, rf_tenant_state_name(t->state),
 		    rf_transport_kind_name(t->conn.transport), t->geom.nqueues, t->geom.depth,
-		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin);
+		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin,
+		    t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
 		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s%s%s\n", p50, p99, max,
@@ -298,6 +299,9 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);
+	put(o, ",\"user\":");
+	put_jstr(o, t->pol.user);
+	put(o, ",\"uid\":%u,\"gid\":%u", (unsigned int)t->uid, (unsigned int)t->gid);
 	for (i = 0; i < n; i++)
 		put(o, ",\"%s\":%llu", keys[i], vals[i]);
 	put(o, ",\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":", p50, p99,

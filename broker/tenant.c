@@ -5,40 +5,12 @@
  */
 #include <errno.h>
 #include <event2/event.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker.h"
 #include "log.h"
-
-static int resolve_ids(struct rf_tenant *t)
-{
-	struct passwd *pw;
-	struct group *gr;
-
-	pw = getpwnam(t->pol.user);
-	if (!pw) {
-		log_warnx("%s: user '%s' (policy line %d) does not exist", t->pol.name, t->pol.user,
-			  t->pol.line);
-		return -ENOENT;
-	}
-	gr = getgrnam(t->pol.group);
-	if (!gr) {
-		log_warnx("%s: group '%s' does not exist", t->pol.name, t->pol.group);
-		return -ENOENT;
-	}
-	if (pw->pw_uid == 0 || gr->gr_gid == 0) {
-		log_warnx("%s: a worker never runs as root; choose another user/group",
-			  t->pol.name);
-		return -EPERM;
-	}
-	t->uid = pw->pw_uid;
-	t->gid = gr->gr_gid;
-	return 0;
-}
 
 int rf_tenant_start(struct rf_tenant *t)
 {
@@ -51,7 +23,7 @@ int rf_tenant_start(struct rf_tenant *t)
 	t->crashes = 0;
 	t->responder = false;
 	memset(t->deaths, 0, sizeof(t->deaths));
-	r = resolve_ids(t);
+	r = rf_users_resolve(t);
 	if (r < 0)
 		goto fail;
 	/* a limit the policy asks for is enforced or the tenant does not start */

@@ -130,7 +130,8 @@ enum key_kind {
 	K_TRANSPORT,
 	K_PLUGIN,
 	K_LOG,
-	K_OWNERSHIP
+	K_OWNERSHIP,
+	K_RANGE, /* "LO-HI", two uint32_t */
 };
 
 struct key_def {
@@ -176,6 +177,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
+	MKEY("shared_user", K_BOOL, shared_user, 0, 0, 0),
 	MKEY("ownership", K_OWNERSHIP, ownership, 0, 0, 0),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
 };
@@ -186,6 +188,8 @@ static const struct key_def global_keys[] = {
 	GKEY("seccomp_policy", K_PATH, seccomp_policy),
 	GKEY("control_group", K_NAME, control_group),
 	GKEY("log", K_LOG, log_target),
+	GKEY("user_range", K_RANGE, user_range),
+	GKEY("users_file", K_PATH, users_file),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
 };
 
@@ -335,6 +339,31 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 			return -1;
 		}
 		return 0;
+	case K_RANGE: {
+		unsigned long long lo, hi;
+		char *end;
+
+		errno = 0;
+		lo = strtoull(v, &end, 10);
+		if (isdigit((unsigned char)v[0]) && *end == '-' && isdigit((unsigned char)end[1]))
+			hi = strtoull(end + 1, &end, 10);
+		else
+			end = (char *)"x";
+		if (*end || errno) {
+			perr(ps, ps->line, "%s: expected FIRST-LAST, got '%s'", k->key, v);
+			return -1;
+		}
+		if (lo < 1000 || hi > RF_USER_RANGE_MAX || hi < lo + 15) {
+			perr(ps, ps->line,
+			     "%s: %s must lie within 1000-%u and hold at least 16 ids (uids above "
+			     "2^31 read as negative to many programs)",
+			     k->key, v, RF_USER_RANGE_MAX);
+			return -1;
+		}
+		((uint32_t *)field)[0] = (uint32_t)lo;
+		((uint32_t *)field)[1] = (uint32_t)hi;
+		return 0;
+	}
 	case K_TRANSPORT:
 		if (!strcmp(v, "auto"))
 			*(enum rf_transport *)field = RF_TRANSPORT_AUTO;
@@ -376,7 +405,6 @@ static void mount_defaults(struct rf_mount_policy *m)
 	m->heartbeat_timeout = RF_DEFAULT_HEARTBEAT_TIMEOUT;
 	m->default_permissions = true;
 	strcpy(m->user, RF_DEFAULT_USER);
-	strcpy(m->group, RF_DEFAULT_GROUP);
 }
 
 /* Which keys a section has set, to catch duplicates and missing ones. */
@@ -397,12 +425,21 @@ static int path_under(const char *a, const char *b)
 	return strncmp(a, b, n) == 0 && (a[n] == '/' || a[n] == '\0');
 }
 
-/* index of "ownership" in mount_keys */
-#define OWNERSHIP_KEY (sizeof(mount_keys) / sizeof(mount_keys[0]) - 2)
+/* The line that set @key in the section, or the section's header line. */
+static int line_of(const struct section *sec, const char *key)
+{
+	int i;
+
+	for (i = 0; mount_keys[i].key; i++)
+		if (!strcmp(mount_keys[i].key, key))
+			return sec->key_line[i] ? sec->key_line[i] : sec->m->line;
+	return sec->m->line;
+}
 
 static void check_mount(struct parser *ps, struct section *sec)
 {
 	struct rf_mount_policy *m = sec->m;
+	bool dynamic = !strcmp(m->user, RF_USER_DYNAMIC);
 	size_t i;
 
 	if (!m->mountpoint[0])
@@ -410,15 +447,18 @@ static void check_mount(struct parser *ps, struct section *sec)
 	if (!m->plugin[0])
 		perr(ps, m->line, "[mount %s]: missing required key 'plugin'", m->name);
 	if (!strcmp(m->mountpoint, "/"))
-		perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
-		     "mountpoint: '/' would hide the whole system");
+		perr(ps, line_of(sec, "mountpoint"), "mountpoint: '/' would hide the whole system");
 	if (m->ownership == RF_OWNERSHIP_XATTR && !m->default_permissions)
-		perr(ps, sec->key_line[OWNERSHIP_KEY] ? sec->key_line[OWNERSHIP_KEY] : m->line,
+		perr(ps, line_of(sec, "ownership"),
 		     "ownership: xattr needs default_permissions = yes (the kernel enforces "
 		     "the owners and modes the plugin reports)");
+	if (dynamic && m->group[0])
+		perr(ps, line_of(sec, "group"),
+		     "group: only with a named user (a dynamic user has a group of its own, of "
+		     "the same number)");
 	if (m->mountpoint[0] && m->source[0] &&
 	    (path_under(m->source, m->mountpoint) || path_under(m->mountpoint, m->source)))
-		perr(ps, sec->key_line[2] ? sec->key_line[2] : m->line,
+		perr(ps, line_of(sec, "source"),
 		     "source: '%s' and mountpoint '%s' must not contain one another", m->source,
 		     m->mountpoint);
 	for (i = 0; i + 1 < ps->pol->nmounts; i++) {
@@ -427,25 +467,32 @@ static void check_mount(struct parser *ps, struct section *sec)
 		if (!strcmp(o->name, m->name))
 			perr(ps, m->line, "[mount %s]: name already used at line %d", m->name,
 			     o->line);
+		else if (!dynamic && !strcmp(o->user, m->user) &&
+			 !(m->shared_user && o->shared_user))
+			perr(ps, line_of(sec, "user"),
+			     "user: '%s' is also the user of [mount %s] (line %d): every tenant "
+			     "runs as a user of its own; to share one, say shared_user = yes in "
+			     "both",
+			     m->user, o->name, o->line);
 		else if (m->mountpoint[0] && !strcmp(o->mountpoint, m->mountpoint))
-			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+			perr(ps, line_of(sec, "mountpoint"),
 			     "mountpoint: '%s' is already the mountpoint of [mount %s] (line %d)",
 			     m->mountpoint, o->name, o->line);
 		else if (m->mountpoint[0] && (path_under(m->mountpoint, o->mountpoint) ||
 					      path_under(o->mountpoint, m->mountpoint)))
-			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+			perr(ps, line_of(sec, "mountpoint"),
 			     "mountpoint: '%s' and the mountpoint of [mount %s] (line %d) are "
 			     "nested",
 			     m->mountpoint, o->name, o->line);
 		else if (m->source[0] && (path_under(m->source, o->mountpoint) ||
 					  path_under(o->mountpoint, m->source)))
-			perr(ps, sec->key_line[2] ? sec->key_line[2] : m->line,
+			perr(ps, line_of(sec, "source"),
 			     "source: '%s' overlaps the mountpoint of [mount %s] (line %d)",
 			     m->source, o->name, o->line);
 		else if (m->mountpoint[0] && o->source[0] &&
 			 (path_under(o->source, m->mountpoint) ||
 			  path_under(m->mountpoint, o->source)))
-			perr(ps, sec->key_line[0] ? sec->key_line[0] : m->line,
+			perr(ps, line_of(sec, "mountpoint"),
 			     "mountpoint: '%s' overlaps the source of [mount %s] (line %d)",
 			     m->mountpoint, o->name, o->line);
 	}
@@ -557,6 +604,9 @@ int rf_policy_parse(const char *file, const char *text, size_t len, struct rf_po
 	snprintf(ps.pol->plugin_dir, sizeof(ps.pol->plugin_dir), "%s", RF_PLUGIN_DIR);
 	snprintf(ps.pol->seccomp_policy, sizeof(ps.pol->seccomp_policy), "%s", RF_SECCOMP_POLICY);
 	strcpy(ps.pol->log_target, "syslog");
+	ps.pol->user_range[0] = RF_DEFAULT_USER_RANGE_LO;
+	ps.pol->user_range[1] = RF_DEFAULT_USER_RANGE_HI;
+	strcpy(ps.pol->users_file, RF_DEFAULT_USERS_FILE);
 
 	while (pos < len) {
 		size_t end = pos, n;
@@ -670,11 +720,11 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 #define SAME(f) (a->f == b->f)
 	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
 	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
-	       SAME(transport) && SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) &&
-	       SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) &&
-	       SAME(request_timeout) && SAME(heartbeat_timeout) && SAME(crash_limit) &&
-	       SAME(crash_window) && SAME(allow_other) && SAME(default_permissions) &&
-	       SAME(read_only) && SAME(ownership);
+	       SAME(shared_user) && SAME(transport) && SAME(queue_depth) && SAME(max_write) &&
+	       SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) &&
+	       SAME(cpu_weight) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
+	       SAME(crash_limit) && SAME(crash_window) && SAME(allow_other) &&
+	       SAME(default_permissions) && SAME(read_only) && SAME(ownership);
 #undef SAME
 #undef SAME_STR
 }

@@ -36,8 +36,8 @@ struct rf_mount_policy {
 	char plugin[RF_POLICY_PATH_MAX];
 	char source[RF_POLICY_PATH_MAX]; /* "" when absent */
 	char options[RF_POLICY_OPTIONS_MAX];
-	char user[RF_POLICY_NAME_MAX];
-	char group[RF_POLICY_NAME_MAX];
+	char user[RF_POLICY_NAME_MAX]; /* RF_USER_DYNAMIC: one of the user_range */
+	char group[RF_POLICY_NAME_MAX]; /* "": the user's own (primary) group */
 	char seccomp_policy[RF_POLICY_PATH_MAX]; /* "" = the global one */
 	enum rf_transport transport;
 	uint32_t queue_depth;
@@ -54,6 +54,7 @@ struct rf_mount_policy {
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;
+	bool shared_user; /* may share its named user with tenants that say so too */
 	enum rf_ownership ownership;
 };
 
@@ -64,6 +65,8 @@ struct rf_policy {
 	char seccomp_policy[RF_POLICY_PATH_MAX];
 	char control_group[RF_POLICY_NAME_MAX]; /* "" = root only */
 	char log_target[16]; /* "syslog" or "stderr"; -f means stderr */
+	uint32_t user_range[2]; /* the uids (and gids) of dynamic users, inclusive */
+	char users_file[RF_POLICY_PATH_MAX]; /* which tenant has which of them */
 	size_t nmounts;
 	struct rf_mount_policy *mounts;
 };
@@ -72,8 +75,16 @@ struct rf_policy {
 #define RF_DEFAULT_CONTROL_SOCKET "/run/ringfence/control.sock"
 #define RF_DEFAULT_QUEUE_DEPTH 8
 #define RF_DEFAULT_MAX_WRITE (1024 * 1024)
-#define RF_DEFAULT_USER "nobody"
-#define RF_DEFAULT_GROUP "nogroup"
+/* A tenant's worker runs as a uid and gid of its own from the policy's
+ * user_range unless the policy names a user; systemd's documentation of
+ * uid ranges leaves 1879048192-2147352575 to nobody, and 65536 ids from
+ * its start are the default. */
+#define RF_USER_DYNAMIC "dynamic"
+#define RF_DEFAULT_USER RF_USER_DYNAMIC
+#define RF_DEFAULT_USER_RANGE_LO 1879048192U
+#define RF_DEFAULT_USER_RANGE_HI 1879113727U
+#define RF_USER_RANGE_MAX 2147352575U
+#define RF_DEFAULT_USERS_FILE "/var/lib/ringfence/users"
 #define RF_MAX_WRITE_MIN 4096
 #define RF_MAX_WRITE_MAX (1024 * 1024)
 #define RF_QUEUE_DEPTH_MAX 128

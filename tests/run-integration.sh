@@ -27,6 +27,10 @@ fi
 . "$ROOT/tools/hoststate.sh"
 host_save
 trap host_restore EXIT
+# every test keeps its dynamic users in its own users_file, never the host's
+HOST_USERS=/var/lib/ringfence/users
+had_users=0
+[ -e "$HOST_USERS" ] && had_users=1
 
 for tr in $TRANSPORTS; do
 	if [ "$HOST_URING" = absent ]; then
@@ -50,6 +54,11 @@ for tr in $TRANSPORTS; do
 		esac
 	done
 done
+if [ "$had_users" = 0 ] && [ -e "$HOST_USERS" ]; then
+	fail=$((fail + 1))
+	failed="$failed host-users-file"
+	echo "FAIL: a test wrote $HOST_USERS (set users_file in its policy): $(cat "$HOST_USERS")"
+fi
 [ -n "$failed" ] && echo "failed:$failed"
 echo "integration: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] || exit 1

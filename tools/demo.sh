@@ -12,8 +12,8 @@ B=$ROOT/build
 
 D=$(mktemp -d /tmp/ringfence-demo.XXXXXX)
 chmod 755 "$D"
+# data/ is empty: the broker hands it to the tenant's dynamic user
 mkdir -p "$D/data" "$D/mnt" "$D/scratch"
-chown 65534:65534 "$D/data"
 . "$ROOT/tools/hoststate.sh"
 host_save
 BROKER=""

@@ -110,14 +110,14 @@ rf_policy() {
 	mkdir -p "$T/$name.mnt"
 	MOUNTS+=("$T/$name.mnt")
 	if [ ! -f "$T/policy" ]; then
-		printf '[global]\ncontrol_socket = %s/ctl.sock\n\n' "$T" >"$T/policy"
+		printf '[global]\ncontrol_socket = %s/ctl.sock\nusers_file = %s/users\n\n' "$T" "$T" >"$T/policy"
 	fi
 	{
 		printf '[mount %s]\nmountpoint = %s\nplugin = %s\ntransport = %s\n' \
 			"$name" "$T/$name.mnt" "$plugin" "$TRANSPORT"
 		if [ -n "$src" ]; then
+			# empty: the broker hands it to the tenant's dynamic user
 			mkdir -p "$src"
-			chown 65534:65534 "$src"
 			printf 'source = %s\n' "$src"
 		fi
 		for l in "$@"; do printf '%s\n' "$l"; done
@@ -126,6 +126,9 @@ rf_policy() {
 }
 
 rf_status() { "$CTL" -s "$T/ctl.sock" status "$@"; }
+
+# the uid tenant $1's worker runs as (its gid is the same for a dynamic user)
+rf_uid() { rf_field "$1" uid; }
 
 # field NAME from the status line of tenant $1
 rf_field() {
@@ -189,7 +192,8 @@ rf_assert_worker_fenced() {
 	[ -n "$pid" ] && [ "$pid" != 0 ] || rf_fail "no worker pid"
 	fds=$(ls -l "/proc/$pid/fd" 2>/dev/null | grep -c '/dev/fuse' || true)
 	[ "$fds" = 0 ] || rf_fail "worker $pid holds $fds /dev/fuse descriptors"
-	grep -q '^Uid:[[:space:]]*65534' "/proc/$pid/status" || rf_fail "worker uid is not 65534"
+	grep -qE '^Uid:[[:space:]]*([1-9][0-9]*)[[:space:]]+\1[[:space:]]+\1[[:space:]]+\1$' "/proc/$pid/status" ||
+		rf_fail "worker $pid runs as root or with mixed uids: $(grep Uid "/proc/$pid/status")"
 	grep -q '^CapEff:[[:space:]]*0000000000000000' "/proc/$pid/status" || rf_fail "worker has effective caps"
 	grep -q '^CapBnd:[[:space:]]*0000000000000000' "/proc/$pid/status" || rf_fail "worker has a bounding set"
 	grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || rf_fail "worker lacks no_new_privs"

@@ -15,7 +15,7 @@ CTLS="$CTL -s $T/ctl.sock"
 rf_log "three tenants serve, each alone with its data"
 echo alpha >"$T/a.mnt/fa" && echo beta >"$T/b.mnt/fb" && echo gamma >"$T/c.mnt/fc" ||
 	rf_fail "a tenant does not serve"
-[ "$(stat -c %u "$T/src-a/fa")" = 65534 ] && [ "$(stat -c %u "$T/src-b/fb")" = 1 ] ||
+[ "$(stat -c %u "$T/src-a/fa")" = "$(rf_uid a)" ] && [ "$(stat -c %u "$T/src-b/fb")" = 1 ] ||
 	rf_fail "files not owned by their tenant's user"
 WA=$(rf_worker a) WB=$(rf_worker b) WC=$(rf_worker c)
 [ "$(ls /proc/"$WA"/root/source)" = fa ] && [ "$(ls /proc/"$WB"/root/source)" = fb ] ||
@@ -25,6 +25,27 @@ for w in "$WA" "$WB" "$WC"; do
 	[ -z "$others" ] || rf_fail "worker $w sees processes $others"
 done
 grep -q '^Uid:[[:space:]]*1[[:space:]]' "/proc/$WB/status" || rf_fail "tenant b does not run as daemon"
+
+rf_log "every tenant a user of its own: a and c dynamic, b the policy's daemon"
+UA=$(rf_uid a) UC=$(rf_uid c)
+for u in "$UA" "$UC"; do
+	[ "$u" -ge 1879048192 ] && [ "$u" -le 1879113727 ] || rf_fail "dynamic uid $u outside user_range"
+	getent passwd "$u" >/dev/null && rf_fail "dynamic uid $u is a host account"
+done
+[ "$UA" != "$UC" ] || rf_fail "tenants a and c share uid $UA"
+[ "$(rf_field a gid)" = "$UA" ] || rf_fail "a's gid is not its uid"
+[ "$(rf_field b user)" = daemon ] && [ "$(rf_uid b)" = 1 ] && [ "$(rf_field b gid)" = 1 ] ||
+	rf_fail "b: $(rf_status b)"
+[ "$(stat -c %u:%g "$T/src-a")" = "$UA:$UA" ] || rf_fail "a's empty source was not handed to its user"
+grep -qx "a $UA" "$T/users" && grep -qx "c $UC" "$T/users" || rf_fail "users file: $(cat "$T/users")"
+grep -q "^Uid:[[:space:]]*$UC[[:space:]]" "/proc/$WC/status" || rf_fail "c's worker runs as $(grep Uid "/proc/$WC/status")"
+# two tenants on one named user: refused, unless both say so
+printf '[mount x]\nmountpoint = /mnt/x\nplugin = hello\nuser = daemon\n\n[mount y]\nmountpoint = /mnt/y\nplugin = hello\nuser = daemon\n' >"$T/two.policy"
+out=$("$RINGFENCED" --check "$T/two.policy" 2>&1) && rf_fail "two tenants on daemon were accepted"
+echo "$out" | grep -q "two.policy:9: user: 'daemon' is also the user of \[mount x\] (line 1)" ||
+	rf_fail "--check on two tenants of one user: $out"
+sed -i 's/^user = daemon$/&\nshared_user = yes/' "$T/two.policy"
+"$RINGFENCED" --check "$T/two.policy" >/dev/null || rf_fail "shared_user = yes in both was refused"
 
 rf_log "status and stats, in text and JSON"
 $CTLS status | grep -c '^tenant=' | grep -qx 3 || rf_fail "status lists $($CTLS status | wc -l) tenants"
@@ -184,4 +205,10 @@ kill -HUP "$BROKER_PID"
 rf_wait_state c running
 $CTLS status d >/dev/null 2>&1 && rf_fail "SIGHUP left d"
 [ "$(rf_worker a)" = "$WA" ] || rf_fail "SIGHUP restarted a"
+rf_stop
+rf_log "a restarted broker gives each tenant the same user"
+rf_start a b c
+[ "$(rf_uid a)" = "$UA" ] && [ "$(rf_uid c)" = "$UC" ] ||
+	rf_fail "uids moved across a restart: a $UA -> $(rf_uid a), c $UC -> $(rf_uid c)"
+[ "$(cat "$T/a.mnt/fa")" = alpha ] && echo more >>"$T/a.mnt/fa" || rf_fail "a cannot write its own file after a restart"
 rf_stop

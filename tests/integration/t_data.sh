@@ -19,7 +19,7 @@ got=$(dd if="$M/big" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1)
 [ "$got" = "$want" ] || rf_fail "checksum read back through the mount"
 # and the other way: written in the backing dir, read through the mount
 head -c $((64 << 20)) /dev/urandom >"$S/other"
-chown 65534:65534 "$S/other"
+chown "$(rf_uid pt):$(rf_uid pt)" "$S/other"
 [ "$(dd if="$M/other" bs=1M iflag=direct status=none | sha256sum)" = "$(sha256sum <"$S/other")" ] ||
 	rf_fail "file written in the backing dir reads differently through the mount"
 rm -f "$T/big.in" "$M/big" "$M/other"
@@ -120,7 +120,7 @@ W=$(rf_worker pt)
 grep -q '^Seccomp:[[:space:]]*0' "/proc/$W/status" || rf_fail "worker $W has a seccomp filter"
 [ "$(readlink "/proc/$W/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] ||
 	rf_fail "worker $W is in a mount namespace of its own"
-grep -q '^Uid:[[:space:]]*65534' "/proc/$W/status" || rf_fail "worker uid is not the tenant's"
+grep -q "^Uid:[[:space:]]*$(rf_uid pt)[[:space:]]" "/proc/$W/status" || rf_fail "worker uid is not the tenant's"
 grep -q "workers run WITHOUT their sandbox" "$T/broker.log" || rf_fail "no warning in the log"
 rf_roundtrip
 [ "$(rf_field pt read_fixed_bytes)" -ge $((8 << 20)) ] || rf_fail "READ_FIXED not used"

@@ -63,8 +63,8 @@ side_broker() {
 rf_log "a plugin that fails init: said why; after five tries its clients get EIO at once"
 mkdir -p "$T/ni.mnt"
 MOUNTS+=("$T/ni.mnt")
-printf '[global]\ncontrol_socket = %s/c2.sock\n[mount p]\nmountpoint = %s/ni.mnt\nplugin = passthrough\ntransport = %s\n' \
-	"$T" "$T" "$TRANSPORT" >"$T/noinit.policy"
+printf '[global]\ncontrol_socket = %s/c2.sock\nusers_file = %s/users\n[mount p]\nmountpoint = %s/ni.mnt\nplugin = passthrough\ntransport = %s\n' \
+	"$T" "$T" "$T" "$TRANSPORT" >"$T/noinit.policy"
 side_broker "$T/noinit.policy" "$T/c2.sock" p
 grep -q "plugin passthrough init: Invalid argument" "$T/noinit.policy.log" || rf_fail "init failure not reported"
 grep -q "p: .*5 deaths within 60 s: answering EIO until restarted" "$T/noinit.policy.log" ||
@@ -80,6 +80,7 @@ MOUNTS+=("$T/h1.mnt" "$T/h2.mnt")
 cat >"$T/hang.policy" <<EOP
 [global]
 control_socket = $T/c4.sock
+users_file = $T/users
 [mount h1]
 mountpoint = $T/h1.mnt
 plugin = $BUILD/tests/plugins/hang.so
@@ -112,8 +113,8 @@ rf_is_mounted "$T/h2.mnt" && rf_fail "h2 left mounted"
 if [ "$TRANSPORT" = classic ] && [ "$(cat /sys/module/fuse/parameters/enable_uring)" != Y ]; then
 	rf_log "transport = uring without FUSE io-uring: refused, said why"
 	mkdir -p "$T/u.mnt"
-	printf '[global]\ncontrol_socket = %s/c3.sock\n[mount u]\nmountpoint = %s/u.mnt\nplugin = hello\ntransport = uring\n' \
-		"$T" "$T" >"$T/u.policy"
+	printf '[global]\ncontrol_socket = %s/c3.sock\nusers_file = %s/users\n[mount u]\nmountpoint = %s/u.mnt\nplugin = hello\ntransport = uring\n' \
+		"$T" "$T" "$T" >"$T/u.policy"
 	timeout 20 "$RINGFENCED" -f -c "$T/u.policy" >"$T/u.log" 2>&1 && rf_fail "uring mount without io-uring"
 	grep -q "enable_uring" "$T/u.log" || rf_fail "no reason given: $(cat "$T/u.log")"
 	rf_is_mounted "$T/u.mnt" && rf_fail "refused mount left mounted"
@@ -122,8 +123,8 @@ fi
 rf_log "a mountpoint reached through a symlink: refused, the real path named"
 mkdir -p "$T/real.mnt"
 ln -s "$T/real.mnt" "$T/link.mnt"
-printf '[global]\ncontrol_socket = %s/c5.sock\n[mount l]\nmountpoint = %s/link.mnt\nplugin = hello\n' \
-	"$T" "$T" >"$T/l.policy"
+printf '[global]\ncontrol_socket = %s/c5.sock\nusers_file = %s/users\n[mount l]\nmountpoint = %s/link.mnt\nplugin = hello\n' \
+	"$T" "$T" "$T" >"$T/l.policy"
 timeout 20 "$RINGFENCED" -f -c "$T/l.policy" >"$T/l.log" 2>&1 && rf_fail "a symlinked mountpoint was served"
 grep -qF "mountpoint $T/link.mnt resolves to $T/real.mnt (a symlink on the way)" "$T/l.log" ||
 	rf_fail "no reason given: $(cat "$T/l.log")"
@@ -131,8 +132,8 @@ rf_is_mounted "$T/real.mnt" && rf_fail "a refused mount was left mounted"
 
 rf_log "request_timeout: the watchdog replaces a worker that holds a request too long"
 mkdir -p "$T/st.mnt"
-printf '[global]\ncontrol_socket = %s/c5.sock\n[mount st]\nmountpoint = %s/st.mnt\nplugin = %s\nrequest_timeout = 2\ntransport = %s\n' \
-	"$T" "$T" "$BUILD/tests/plugins/hang.so" "$TRANSPORT" >"$T/st.policy"
+printf '[global]\ncontrol_socket = %s/c5.sock\nusers_file = %s/users\n[mount st]\nmountpoint = %s/st.mnt\nplugin = %s\nrequest_timeout = 2\ntransport = %s\n' \
+	"$T" "$T" "$T" "$BUILD/tests/plugins/hang.so" "$TRANSPORT" >"$T/st.policy"
 MOUNTS+=("$T/st.mnt")
 "$RINGFENCED" -f -c "$T/st.policy" >"$T/st.log" 2>&1 &
 st_broker=$!
@@ -157,7 +158,7 @@ rf_policy pt passthrough "$T/src"
 rf_policy mem memfs ""
 rf_start pt mem
 head -c $((64 << 20)) /dev/urandom >"$T/src/f"
-chown 65534 "$T/src/f"
+chown "$(rf_uid pt)" "$T/src/f"
 want=$(sha256sum <"$T/src/f" | cut -d' ' -f1)
 # each read either returns the whole file or fails: never wrong data, never a hang
 ( for i in $(seq 30); do

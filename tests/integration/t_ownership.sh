@@ -31,7 +31,7 @@ rf_log "  $(tail -1 "$T/px.out")"
 rf_assert_worker_fenced "$(rf_worker px)"
 
 rf_log "  the backing directory: everything the tenant's, a symlink a regular file"
-bad=$(find "$T/src/t" ! -user 65534 | head -3)
+bad=$(find "$T/src/t" ! -user "$(rf_uid px)" | head -3)
 [ -z "$bad" ] || rf_fail "backing objects not owned by the tenant: $bad"
 [ -f "$T/src/t/sgid/ln" ] && [ ! -L "$T/src/t/sgid/ln" ] || rf_fail "the symlink's stand-in is not a regular file"
 [ "$(readlink "$T/px.mnt/t/sgid/ln")" = f ] || rf_fail "readlink through the mount"
@@ -41,7 +41,7 @@ find "$T/src" -name '.ringfence.tmp.*' | grep -q . && rf_fail "a temporary direc
 rf_log "  a leftover of a worker that died making a directory neither shows nor blocks rmdir"
 mkdir "$T/px.mnt/t/shared/gone"
 mkdir "$T/src/t/shared/gone/.ringfence.tmp.99"
-chown 65534:65534 "$T/src/t/shared/gone/.ringfence.tmp.99"
+chown "$(rf_uid px):$(rf_uid px)" "$T/src/t/shared/gone/.ringfence.tmp.99"
 [ -z "$(ls -A "$T/px.mnt/t/shared/gone")" ] || rf_fail "the leftover shows"
 rmdir "$T/px.mnt/t/shared/gone" || rf_fail "rmdir was blocked by a leftover"
 

@@ -16,7 +16,9 @@ NQ=$(rf_field pt queues)
 rf_assert_worker_fds "$W" "$NQ"
 rf_assert_worker_fds "$(rf_worker mem)" "$NQ"
 rf_log "credentials and capabilities"
-grep -q '^Gid:[[:space:]]*65534[[:space:]]65534[[:space:]]65534[[:space:]]65534' "$st" || rf_fail "gid"
+id=$(rf_uid pt)
+grep -q "^Uid:[[:space:]]*$id[[:space:]]$id[[:space:]]$id[[:space:]]$id$" "$st" || rf_fail "uid: $(grep Uid "$st"), not $id"
+grep -q "^Gid:[[:space:]]*$id[[:space:]]$id[[:space:]]$id[[:space:]]$id$" "$st" || rf_fail "gid: $(grep Gid "$st"), not $id"
 grep -q '^Groups:[[:space:]]*$' "$st" || rf_fail "supplementary groups: $(grep Groups "$st")"
 for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 	grep -q "^$c:[[:space:]]*0000000000000000" "$st" || rf_fail "$c not empty"

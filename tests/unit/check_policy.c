@@ -85,8 +85,28 @@ START_TEST(test_good_minimal_defaults)
 	ck_assert_uint_eq(m->max_write, RF_DEFAULT_MAX_WRITE);
 	ck_assert(m->default_permissions);
 	ck_assert(!m->allow_other);
-	ck_assert_str_eq(m->user, RF_DEFAULT_USER);
-	ck_assert_str_eq(m->group, RF_DEFAULT_GROUP);
+	ck_assert_str_eq(m->user, RF_USER_DYNAMIC);
+	ck_assert_str_eq(m->group, "");
+	ck_assert(!m->shared_user);
+	ck_assert_uint_eq(p->user_range[0], RF_DEFAULT_USER_RANGE_LO);
+	ck_assert_uint_eq(p->user_range[1], RF_DEFAULT_USER_RANGE_HI);
+	ck_assert_str_eq(p->users_file, RF_DEFAULT_USERS_FILE);
+	rf_policy_free(p);
+}
+END_TEST
+
+/* two tenants may share a named user when both say so; dynamic users are
+ * never shared (each tenant gets its own) */
+START_TEST(test_good_users)
+{
+	struct rf_policy *p = load_ok("good_users.policy");
+
+	ck_assert_uint_eq(p->user_range[0], 2000000000);
+	ck_assert_uint_eq(p->user_range[1], 2000000999);
+	ck_assert_str_eq(p->users_file, "/var/lib/rf-test/users");
+	ck_assert(p->mounts[0].shared_user && p->mounts[1].shared_user);
+	ck_assert_str_eq(p->mounts[2].user, RF_USER_DYNAMIC);
+	ck_assert_str_eq(p->mounts[3].user, RF_USER_DYNAMIC);
 	rf_policy_free(p);
 }
 END_TEST
@@ -129,6 +149,12 @@ static const struct {
 	{ "bad_source_in_other.policy", 8, "overlaps the mountpoint of [mount a]" },
 	{ "bad_log.policy", 2, "log: expected syslog or stderr" },
 	{ "bad_control_group.policy", 2, "control_group: expected a name" },
+	{ "bad_shared_user.policy", 9,
+	  "user: 'nobody' is also the user of [mount a] (line 1): every tenant runs as a user of "
+	  "its own; to share one, say shared_user = yes in both" },
+	{ "bad_group_dynamic.policy", 4, "group: only with a named user" },
+	{ "bad_user_range.policy", 2, "user_range: 500-600 must lie within 1000-2147352575" },
+	{ "bad_user_range_order.policy", 2, "user_range: 2000-1000 must lie within" },
 };
 
 START_TEST(test_bad_fixture)
@@ -223,9 +249,10 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.allow_other = !b.allow_other);
 	FLIP(b.default_permissions = !b.default_permissions);
 	FLIP(b.read_only = !b.read_only);
+	FLIP(b.shared_user = !b.shared_user);
 	FLIP(b.ownership = !b.ownership);
 #undef FLIP
-	ck_assert_int_eq(changed, 24);
+	ck_assert_int_eq(changed, 25);
 	rf_policy_free(p);
 }
 END_TEST
@@ -324,6 +351,7 @@ static Suite *policy_suite(void)
 
 	tcase_add_test(tc, test_good_full);
 	tcase_add_test(tc, test_good_minimal_defaults);
+	tcase_add_test(tc, test_good_users);
 	tcase_add_loop_test(tc, test_bad_fixture, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_nul_and_long_lines);

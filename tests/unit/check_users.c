@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/* Dynamic users (broker/users.c): distinct, stable, never a host account. */
+#include "check_main.h"
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker.h"
+
+static char top[64], file[128];
+static struct rf_policy pol;
+static struct rf_broker b;
+static struct rf_tenant ta, tb, *all[2];
+
+static void case_setup(void)
+{
+	snprintf(top, sizeof(top), "/tmp/rf-users-test.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(top));
+}
+
+static void case_teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", top);
+}
+
+static void tenant(struct rf_tenant *t, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	t->b = &b;
+	snprintf(t->pol.name, sizeof(t->pol.name), "%s", name);
+	strcpy(t->pol.user, RF_USER_DYNAMIC);
+	t->state = RF_TENANT_STOPPED;
+}
+
+static void setup(void)
+{
+	/* a file per test, in a directory the broker makes itself */
+	snprintf(file, sizeof(file), "%s/%d/users", top, (int)getpid());
+	memset(&pol, 0, sizeof(pol));
+	pol.user_range[0] = 70000;
+	pol.user_range[1] = 70999;
+	snprintf(pol.users_file, sizeof(pol.users_file), "%s", file);
+	memset(&b, 0, sizeof(b));
+	b.policy = &pol;
+	tenant(&ta, "alpha");
+	tenant(&tb, "beta");
+	all[0] = &ta;
+	all[1] = &tb;
+	b.tenants = all;
+	b.ntenants = 2;
+}
+
+static uint32_t recorded(const char *name)
+{
+	char line[128], n[64];
+	unsigned long id;
+	uint32_t got = 0;
+	FILE *f = fopen(file, "r");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lu", n, &id) == 2 && !strcmp(n, name))
+			got = (uint32_t)id;
+	fclose(f);
+	return got;
+}
+
+START_TEST(test_distinct_and_recorded)
+{
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	ta.state = RF_TENANT_RUNNING;
+	ck_assert_int_eq(rf_users_resolve(&tb), 0);
+	ck_assert_uint_ge(ta.uid, 70000);
+	ck_assert_uint_le(ta.uid, 70999);
+	ck_assert_uint_eq(ta.gid, ta.uid);
+	ck_assert_uint_ne(ta.uid, tb.uid);
+	ck_assert_uint_eq(recorded("alpha"), ta.uid);
+	ck_assert_uint_eq(recorded("beta"), tb.uid);
+}
+END_TEST
+
+/* the record wins over the hash: a tenant keeps its uid whatever comes and
+ * goes around it */
+START_TEST(test_stable)
+{
+	uid_t first;
+	FILE *f;
+
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	first = ta.uid;
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	ck_assert_uint_eq(ta.uid, first);
+	/* a record made elsewhere (an earlier range, a collision resolved
+	 * then) is kept as long as it is in the range and free */
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "# kept\nalpha 70500\n");
+	fclose(f);
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	ck_assert_uint_eq(ta.uid, 70500);
+}
+END_TEST
+
+/* an id a host account holds is never given, and a recorded one that an
+ * account has taken since is moved (the log says so) */
+START_TEST(test_never_a_host_account)
+{
+	struct passwd *pw = getpwnam("nobody");
+	FILE *f;
+	int i;
+
+	ck_assert_ptr_nonnull(pw);
+	pol.user_range[0] = pw->pw_uid;
+	pol.user_range[1] = pw->pw_uid + 15;
+	for (i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "t%d", i);
+		tenant(&ta, name);
+		ck_assert_int_eq(rf_users_resolve(&ta), 0);
+		ck_assert_uint_ne(ta.uid, pw->pw_uid);
+	}
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "alpha %u\n", (unsigned int)pw->pw_uid);
+	fclose(f);
+	tenant(&ta, "alpha");
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	ck_assert_uint_ne(ta.uid, pw->pw_uid);
+	ck_assert_uint_eq(recorded("alpha"), ta.uid);
+}
+END_TEST
+
+/* one uid per tenant: a named user shared only when both say so */
+START_TEST(test_named_users_shared_only_when_said)
+{
+	strcpy(ta.pol.user, "nobody");
+	strcpy(tb.pol.user, "nobody");
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	ta.state = RF_TENANT_RUNNING;
+	ck_assert_int_eq(rf_users_resolve(&tb), -EEXIST);
+	ck_assert_ptr_nonnull(strstr(tb.fail_reason, "is also tenant alpha's"));
+	ta.pol.shared_user = tb.pol.shared_user = true;
+	ck_assert_int_eq(rf_users_resolve(&tb), 0);
+	ck_assert_uint_eq(tb.uid, ta.uid);
+	strcpy(tb.pol.user, "root");
+	ck_assert_int_eq(rf_users_resolve(&tb), -EPERM);
+}
+END_TEST
+
+static Suite *users_suite(void)
+{
+	Suite *s = suite_create("users");
+	TCase *tc = tcase_create("dynamic users");
+
+	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_distinct_and_recorded);
+	tcase_add_test(tc, test_stable);
+	tcase_add_test(tc, test_never_a_host_account);
+	tcase_add_test(tc, test_named_users_shared_only_when_said);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return rf_check_run(users_suite());
+}
