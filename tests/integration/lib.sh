@@ -125,6 +125,13 @@ rf_policy() {
 	} >>"$T/policy"
 }
 
+# A new policy from scratch for the next rf_start (the broker before it
+# stopped: its mounts are gone).
+rf_policy_reset() {
+	rm -f "$T/policy"
+	MOUNTS=()
+}
+
 rf_status() { "$CTL" -s "$T/ctl.sock" status "$@"; }
 
 # the uid tenant $1's worker runs as (its gid is the same for a dynamic user)

@@ -69,8 +69,7 @@ rf_assert_worker_fenced "$(rf_worker pt)"
 rf_stop
 
 rf_log "tmpfs source: small transfers by pread/pwrite in line, large ones by fixed-buffer ops"
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 mkdir -p "$T/mem"
 mount -t tmpfs -o size=64M,mode=0755 rf-test "$T/mem"
 EXTRA_MOUNTS+=("$T/mem")
@@ -103,8 +102,7 @@ out=$("$RINGFENCED" --bench-unsafe=no-sandbox,bogus -f -c "$T/policy" 2>&1) &&
 echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io)" || rf_fail "said: $out"
 
 rf_log "--bench-unsafe=plain-io: file data by pread/pwrite, none by fixed-buffer ops"
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 rf_policy pt passthrough "$S"
 RF_BROKER_ARGS=--bench-unsafe=plain-io rf_start pt
 rf_roundtrip

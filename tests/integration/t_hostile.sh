@@ -27,8 +27,7 @@ bystander_ok() {
 }
 
 start_pair() {
-	rm -f "$T/policy"
-	MOUNTS=()
+	rf_policy_reset
 	rf_policy h "$HOSTILE" "$T/src"
 	rf_policy mem memfs ""
 	rf_start h mem
@@ -100,8 +99,7 @@ rf_log "the pool: what the worker writes there is checked, never trusted"
 # claimed a billion queues crashed it in the watchdog and the heartbeat
 pool_attack() { # NAME
 	local i
-	rm -f "$T/policy"
-	MOUNTS=()
+	rf_policy_reset
 	rf_policy h "$HOSTILE" "$T/src" "request_timeout = 1" "heartbeat_timeout = 2"
 	rf_policy mem memfs ""
 	rf_start h mem

@@ -56,8 +56,7 @@ rf_log "  worker $W went with the broker"
 sed -i '/block_init/d' "$T/policy"
 rf_start h
 rf_stop
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 
 rf_log "a queue thread stuck in the plugin: the worker goes, its client gets an error"
 rf_policy h "$HOSTILE" "$T/src"
@@ -108,8 +107,7 @@ rf_stop
 rf_log "  $OLD killed, $REUSED (start time differs) left alone, the file gone after a clean stop"
 
 rf_log "a new broker empties a tenant's cgroup that a dead one left"
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 rf_policy h "$HOSTILE" "$T/src" "pids_max = 100"
 rf_start h
 W=$(rf_worker h)

@@ -21,8 +21,7 @@ rf_stop
 
 rf_log "passthrough, ownership = xattr: every user's operations agree with tmpfs"
 rm -rf "$T/ref/t"
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 rf_policy px passthrough "$T/src" "allow_other = yes" "ownership = xattr"
 rf_start px
 python3 "$ROOT/tests/integration/ownership.py" "$T/ref" "$T/px.mnt" >"$T/px.out" ||
@@ -54,8 +53,7 @@ getfattr -d "$T/px.mnt/t/sgid/f" 2>/dev/null | grep -q 'user.other="1"' || rf_fa
 rf_stop
 
 rf_log "workers killed while alice makes files and directories: none is ever the tenant's"
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 rf_policy px passthrough "$T/src" "allow_other = yes" "ownership = xattr" "crash_limit = 32"
 rf_start px
 mkdir "$T/px.mnt/c"

@@ -9,8 +9,7 @@ rf_setup
 # the broker again, on the hang and memfs tenants most sections use
 back_to_hg() {
 	rf_stop
-	rm -f "$T/policy"
-	MOUNTS=()
+	rf_policy_reset
 	rf_policy hg "$BUILD/tests/plugins/hang.so" ""
 	rf_policy mem memfs ""
 	rf_start hg mem
@@ -42,8 +41,7 @@ stat "$T/hg.mnt" >/dev/null || rf_fail "the mount does not serve after recovery"
 if [ "$TRANSPORT" = uring ]; then
 	rf_log "a request safe to repeat is run again: the client never notices"
 	rf_stop
-	rm -f "$T/policy"
-	MOUNTS=()
+	rf_policy_reset
 	rf_policy sl "$BUILD/tests/plugins/hang.so" "" "options = slow_getattr" \
 		"seccomp_policy = $ROOT/tests/fixtures/sleepy.seccomp"
 	rf_start sl
@@ -68,8 +66,7 @@ rf_log "requests made while no worker exists are served once the next one is rea
 # broker kicks every queue (a FUSE_NOTIFY_RETRIEVE from each CPU) once the
 # successor is ready; nothing else here makes a request on those CPUs
 rf_stop
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 rf_policy hs "$BUILD/tests/plugins/hang.so" "" "options = slow_init hang_statfs"
 rf_policy mem memfs ""
 rf_start hs mem
@@ -128,8 +125,7 @@ grep -q "hg: the FUSE connection has ended; nothing to recover" "$T/broker.log" 
 rf_stop
 
 rf_log "a frozen worker misses its heartbeat and is replaced"
-rm -f "$T/policy"
-MOUNTS=()
+rf_policy_reset
 rf_policy hb "$BUILD/tests/plugins/hang.so" "" "heartbeat_timeout = 2"
 rf_start hb
 W=$(rf_worker hb)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "ringfence/plugin.h"
+#include "testlog.h"
 #include "worker.h"
 
 #define NFILES 8
@@ -58,22 +59,6 @@ static uint64_t rnd64(void)
 static int chance(unsigned int per_mille)
 {
 	return rnd() % 1000 < per_mille;
-}
-
-/* A line in the broker's log, through the worker's channel (fd 3). */
-static void chaos_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void chaos_log(const char *fmt, ...)
-{
-	char buf[sizeof(struct rf_msg_log) + 256];
-	struct rf_msg_log *l = (struct rf_msg_log *)buf;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(l->line, 256, fmt, ap);
-	va_end(ap);
-	l->level = 6;
-	rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + strlen(l->line) + 1, NULL, 0);
 }
 
 /* a timed wait on a futex nobody wakes: the only sleep seccomp allows */
@@ -365,7 +350,7 @@ static void ipc_garbage(void)
 	if (chance(200))
 		rf_fdpass_send(3, buf, n ? n : 1, &fd, 1);
 	else if (write(3, buf, n) < 0)
-		chaos_log("chaos: IPC write: %s", strerror(errno));
+		test_log("chaos: IPC write: %s", strerror(errno));
 }
 
 /* the pool's control area, found at init in /proc/self/maps (the memfd
@@ -452,7 +437,7 @@ static void *chaos(void *arg)
 		if (!no_pool && chance(go == GO_POOL && tick >= 10 ? 100 : 2))
 			pool_scribble();
 		if (chance(5))
-			chaos_log("chaos: still here");
+			test_log("chaos: still here");
 	}
 	return NULL;
 }
@@ -470,10 +455,10 @@ static int c_init(const struct rf_init_args *a, void **ud)
 		size[i] = (size_t)snprintf(data[i], FILE_MAX, "file %d\n", i);
 	find_pool();
 	go = rnd() % GO_N;
-	chaos_log("chaos: seed %u, going for %s", seed0,
-		  go == GO_POOL	 ? "the pool"
-		  : go == GO_IPC ? "the channel"
-				 : "replies");
+	test_log("chaos: seed %u, going for %s", seed0,
+		 go == GO_POOL	? "the pool"
+		 : go == GO_IPC ? "the channel"
+				: "replies");
 	return pthread_create(&th, NULL, chaos, NULL);
 }
 

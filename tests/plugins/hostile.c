@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ringfence/plugin.h"
+#include "testlog.h"
 #include "worker.h" /* the attacker has read our source */
 
 #define SUCCEEDED ENOTRECOVERABLE
@@ -416,25 +417,6 @@ static int a_ipc_hello(void)
 	return result(rf_msg_send(3, RF_MSG_HELLO, 0, &h, sizeof(h), NULL, 0));
 }
 
-/* A line in the broker's log, through the worker's channel (fd 3). */
-static void hlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void hlog(const char *fmt, ...)
-{
-	char buf[sizeof(struct rf_msg_log) + 256];
-	struct rf_msg_log *l = (struct rf_msg_log *)buf;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(l->line, 256, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	l->level = 6;
-	rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + strlen(l->line) + 1, NULL, 0);
-}
-
 /* The shared pool, found as an attacker without our headers would: the
  * memfd mapping in /proc/self/maps. */
 static int find_pool(char **base, size_t *len)
@@ -488,7 +470,7 @@ static void *pool_fuzz(void *arg)
 	uint64_t *w = (uint64_t *)ctl;
 	size_t n = ctl->ctl_size / sizeof(*w);
 
-	hlog("pool fuzz: seed %u", seed);
+	test_log("pool fuzz: seed %u", seed);
 	for (;;) {
 		size_t i = (size_t)rand_r(&seed) % n;
 

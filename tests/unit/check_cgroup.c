@@ -7,7 +7,6 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "broker.h"
 #include "check_main.h"
+#include "check_tmp.h"
 
 static char root[96], self[160];
 static struct rf_tenant t;
@@ -56,35 +56,14 @@ static char *get(const char *rel)
 	return buf;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-/* One directory for the whole case, made and removed by the parent (an
- * unchecked fixture), so that it goes even when a test fails: a failing
- * test's child exits before any checked teardown. Each test lays out its
- * tree in a subdirectory of its own. */
-static char base[64];
-
 static void case_setup(void)
 {
-	strcpy(base, "/tmp/rf-cgroup-test.XXXXXX");
-	if (!mkdtemp(base))
-		abort();
-}
-
-static void case_teardown(void)
-{
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	rf_check_tmp_make("cgroup");
 }
 
 static void setup(void)
 {
-	snprintf(root, sizeof(root), "%s/%d", base, (int)getpid());
+	snprintf(root, sizeof(root), "%s/%d", rf_check_top, (int)getpid());
 	ck_assert_int_eq(mkdir(root, 0755), 0);
 	snprintf(self, sizeof(self), "%s/self.cgroup", root);
 	rf_cgroup_set_root(root, self);
@@ -268,7 +247,7 @@ static Suite *cgroup_suite(void)
 	Suite *s = suite_create("cgroup");
 	TCase *tc = tcase_create("fake hierarchies");
 
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, case_setup, rf_check_tmp_remove);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_v2);
 	tcase_add_test(tc, test_v2_delegated);

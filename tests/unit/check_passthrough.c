@@ -9,6 +9,7 @@
  * build/plugins/passthrough.so; the queue's rf_req_finish() is a recorder.
  */
 #include "check_main.h"
+#include "check_tmp.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,7 @@ static struct rf_queue q;
 static struct rf_queue_stats stats;
 static struct rf_req req;
 static char slot[4096 + 65536];
-static char top[64], dir[96], src[128], outside[128];
+static char dir[96], src[128], outside[128];
 static void *handle;
 
 void rf_req_finish(struct rf_req *r)
@@ -66,7 +67,7 @@ static void setup(void)
 
 	/* one directory per test, below one the parent removes whatever
 	 * happens (a failed test's forked child runs no teardown) */
-	snprintf(dir, sizeof(dir), "%s/%d", top, (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/%d", rf_check_top, (int)getpid());
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	at(src, sizeof(src), dir, "src");
 	at(outside, sizeof(outside), dir, "outside");
@@ -102,17 +103,7 @@ static void setup(void)
 
 static void case_setup(void)
 {
-	snprintf(top, sizeof(top), "/tmp/rf-pt-test.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(top));
-}
-
-static void case_teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf --one-file-system '%s'", top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", top);
+	rf_check_tmp_make("pt");
 }
 
 /* one request as the io-uring transport lays it out; returns its errno */
@@ -202,7 +193,7 @@ static Suite *passthrough_suite(void)
 	Suite *s = suite_create("passthrough");
 	TCase *tc = tcase_create("planted symlinks");
 
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, case_setup, rf_check_tmp_remove);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_create_follows_no_symlink);
 	tcase_add_test(tc, test_lookup_sees_the_symlink);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Dynamic users (broker/users.c): distinct, stable, never a host account. */
 #include "check_main.h"
+#include "check_tmp.h"
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,24 +11,14 @@
 
 #include "broker.h"
 
-static char top[64], file[128];
+static char file[128];
 static struct rf_policy pol;
 static struct rf_broker b;
 static struct rf_tenant ta, tb, *all[2];
 
 static void case_setup(void)
 {
-	snprintf(top, sizeof(top), "/tmp/rf-users-test.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(top));
-}
-
-static void case_teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", top);
+	rf_check_tmp_make("users");
 }
 
 static void tenant(struct rf_tenant *t, const char *name)
@@ -42,7 +33,7 @@ static void tenant(struct rf_tenant *t, const char *name)
 static void setup(void)
 {
 	/* a file per test, in a directory the broker makes itself */
-	snprintf(file, sizeof(file), "%s/%d/users", top, (int)getpid());
+	snprintf(file, sizeof(file), "%s/%d/users", rf_check_top, (int)getpid());
 	memset(&pol, 0, sizeof(pol));
 	pol.user_range[0] = 70000;
 	pol.user_range[1] = 70999;
@@ -160,7 +151,7 @@ static Suite *users_suite(void)
 	Suite *s = suite_create("users");
 	TCase *tc = tcase_create("dynamic users");
 
-	tcase_add_unchecked_fixture(tc, case_setup, case_teardown);
+	tcase_add_unchecked_fixture(tc, case_setup, rf_check_tmp_remove);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_distinct_and_recorded);
 	tcase_add_test(tc, test_stable);
