@@ -13,16 +13,16 @@
  * fast, until ringfencectl restart.
  */
 #include <errno.h>
+#include <event2/event.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <stdlib.h>
-#include <event2/event.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
