@@ -488,6 +488,8 @@ static void start_data(struct rf_req *req)
 			 (req->len <= RF_INLINE_MAX && on_memory_fs(req->fd));
 	r = req->inline_io ? 0
 			   : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	if (!req->inline_io && r >= 0)
+		q->files_held = true;
 	if (r < 0) {
 		req->error = r == -EBADF ? EBADF : EIO;
 		req->fd_op = RF_FDOP_NONE;
@@ -824,6 +826,56 @@ static void pin_to_cpu(struct rf_queue *q)
 			  strerror(errno));
 }
 
+/*
+ * A data slot keeps its file open until another file takes the slot: a
+ * file deleted meanwhile keeps its space (and its place in a quota) for
+ * as long. Once the queue has been idle for RF_RELEASE_MS, its slots are
+ * emptied: one system call when a burst ends, none under load.
+ */
+#define RF_RELEASE_MS 100
+
+static bool data_in_flight(const struct rf_queue *q)
+{
+	uint32_t i;
+
+	for (i = 0; i < q->nreqs; i++)
+		if (q->reqs[i].state == RQ_DATA)
+			return true;
+	return false;
+}
+
+static void release_files(struct rf_queue *q)
+{
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA,
+					    .fds = (uint64_t)(uintptr_t)q->no_files };
+	int r;
+
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, q->nreqs);
+	if (r < 0)
+		log_warnx("queue %u: empty the data slots: %s", q->qid, strerror(-r));
+	q->files_held = false;
+}
+
+/* Submit and wait for a completion; with files held and no data moving,
+ * wait at most RF_RELEASE_MS, then let them go. */
+static int submit_and_wait(struct rf_queue *q)
+{
+	struct __kernel_timespec ts = { 0, RF_RELEASE_MS * 1000000LL };
+	struct io_uring_cqe *cqe;
+	int r;
+
+	if (!q->files_held || data_in_flight(q))
+		return io_uring_submit_and_wait(&q->ring, 1);
+	r = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &ts, NULL);
+	/* liburing 2.3 answers a timeout with -ETIME or with what it
+	 * submitted: no completion to reap is what tells */
+	if ((r >= 0 || r == -ETIME) && !io_uring_cq_ready(&q->ring)) {
+		release_files(q);
+		return 0;
+	}
+	return r;
+}
+
 static void *queue_main(void *arg)
 {
 	struct rf_queue *q = arg;
@@ -869,7 +921,7 @@ static void *queue_main(void *arg)
 	pthread_mutex_unlock(&w->start_lock);
 
 	while (!atomic_load(&w->stop) && q->live && !atomic_load(&w->conn_gone)) {
-		r = io_uring_submit_and_wait(&q->ring, 1);
+		r = submit_and_wait(q);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
 		/* this thread is alive: answer the broker's heartbeat */
@@ -896,12 +948,18 @@ static void *queue_main(void *arg)
 
 int rf_queue_start(struct rf_queue *q)
 {
+	uint32_t i;
 	int r;
 
 	r = io_uring_queue_mmap(q->ring_fd, &q->params, &q->ring);
 	if (r < 0)
 		return r;
 	rf_ring_fill_sq_array(&q->ring);
+	q->no_files = malloc(q->nreqs * sizeof(*q->no_files));
+	if (!q->no_files)
+		return -ENOMEM;
+	for (i = 0; i < q->nreqs; i++)
+		q->no_files[i] = -1;
 	pthread_mutex_init(&q->mbox_lock, NULL);
 	r = pthread_create(&q->thread, NULL, queue_main, q);
 	return -r;

@@ -91,6 +91,8 @@ struct rf_queue {
 	uint32_t live; /* entries still known to the kernel */
 	int32_t floating; /* entries inherited by ending a lost request, slot unknown */
 	uint64_t probe_id; /* the lost request being asked for */
+	bool files_held; /* a data slot of the ring still holds a plugin's file */
+	int *no_files; /* nreqs times -1: what empties the data slots */
 	bool probe_missed; /* ... and the kernel does not have it here */
 };
 
