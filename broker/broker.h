@@ -66,6 +66,7 @@ struct rf_tenant {
 	uint32_t conn_id; /* /sys/fs/fuse/connections/<conn_id> */
 	struct rf_conn_params conn;
 	struct rf_cgroup cg;
+	char disk_mechanism[32]; /* quota.c: "prjquota(ext4)", ..., "none" */
 	int pool_fd;
 	void *pool;
 	struct rf_pool_geom geom;
@@ -192,6 +193,11 @@ int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, s
  * another tenant has the same uid and not both set shared_user. An empty
  * source of a dynamic user is handed to it. 0 or -errno, said why. */
 int rf_users_resolve(struct rf_tenant *t);
+
+/* quota.c: apply disk_max and inodes_max to @t's source through the
+ * kernel (project quotas, btrfs qgroups, tmpfs user quotas), or say why
+ * they cannot be (-EOPNOTSUPP, t->fail_reason). Needs t->uid. */
+int rf_quota_setup(struct rf_tenant *t);
 
 /* cgroup.c: create and fill the tenant's groups (0, or -errno when the
  * policy's limits cannot be applied); the child joins them before exec;

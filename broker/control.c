@@ -285,8 +285,9 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		    t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
-		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s%s%s\n", p50, p99, max,
-		    limits, t->fail_reason[0] ? " reason=" : "", t->fail_reason);
+		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s disk=%s%s%s\n", p50, p99,
+		    max, limits, t->disk_mechanism[0] ? t->disk_mechanism : "none",
+		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
 	}
 	put(o, "{\"tenant\":");
@@ -307,6 +308,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o, ",\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":", p50, p99,
 	    max);
 	put_jstr(o, limits);
+	put(o, ",\"disk\":");
+	put_jstr(o, t->disk_mechanism[0] ? t->disk_mechanism : "none");
 	put(o, ",\"reason\":");
 	put_jstr(o, t->fail_reason);
 	put(o, "}");

@@ -26,6 +26,9 @@ int rf_tenant_start(struct rf_tenant *t)
 	r = rf_users_resolve(t);
 	if (r < 0)
 		goto fail;
+	r = rf_quota_setup(t);
+	if (r < 0)
+		goto fail;
 	/* a limit the policy asks for is enforced or the tenant does not start */
 	r = rf_cgroup_setup(t);
 	if (r < 0)

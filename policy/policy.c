@@ -167,6 +167,8 @@ static const struct key_def mount_keys[] = {
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
 	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
 	MKEY("max_file_size", K_SIZE64, max_file_size, 4096, 1ULL << 62, 0),
+	MKEY("disk_max", K_SIZE64, disk_max, 1ULL << 20, 1ULL << 62, 0),
+	MKEY("inodes_max", K_UINT, inodes_max, 16, 4294967295U, 0),
 	MKEY("memory_max", K_SIZE64, memory_max, 16ULL << 20, 1ULL << 50, 0),
 	MKEY("pids_max", K_UINT, pids_max, 4, 4194304, 0),
 	MKEY("cpu_weight", K_UINT, cpu_weight, 1, 10000, 0),
@@ -452,6 +454,14 @@ static void check_mount(struct parser *ps, struct section *sec)
 		perr(ps, line_of(sec, "ownership"),
 		     "ownership: xattr needs default_permissions = yes (the kernel enforces "
 		     "the owners and modes the plugin reports)");
+	if ((m->disk_max || m->inodes_max) && !m->source[0])
+		perr(ps, line_of(sec, m->disk_max ? "disk_max" : "inodes_max"),
+		     "%s: limits the tenant's source, and there is none",
+		     m->disk_max ? "disk_max" : "inodes_max");
+	if ((m->disk_max || m->inodes_max) && m->shared_user)
+		perr(ps, line_of(sec, "shared_user"),
+		     "shared_user: a disk limit needs a user of its own (the kernel counts a "
+		     "user's or a project's files, whoever's source they are in)");
 	if (dynamic && m->group[0])
 		perr(ps, line_of(sec, "group"),
 		     "group: only with a named user (a dynamic user has a group of its own, of "
@@ -720,11 +730,11 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 #define SAME(f) (a->f == b->f)
 	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
 	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
-	       SAME(shared_user) && SAME(transport) && SAME(queue_depth) && SAME(max_write) &&
-	       SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) &&
-	       SAME(cpu_weight) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
-	       SAME(crash_limit) && SAME(crash_window) && SAME(allow_other) &&
-	       SAME(default_permissions) && SAME(read_only) && SAME(ownership);
+	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
+	       SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) &&
+	       SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) && SAME(request_timeout) &&
+	       SAME(heartbeat_timeout) && SAME(crash_limit) && SAME(crash_window) &&
+	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) && SAME(ownership);
 #undef SAME
 #undef SAME_STR
 }

@@ -153,6 +153,9 @@ static const struct {
 	  "user: 'nobody' is also the user of [mount a] (line 1): every tenant runs as a user of "
 	  "its own; to share one, say shared_user = yes in both" },
 	{ "bad_group_dynamic.policy", 4, "group: only with a named user" },
+	{ "bad_disk_no_source.policy", 4,
+	  "disk_max: limits the tenant's source, and there is none" },
+	{ "bad_disk_shared.policy", 6, "shared_user: a disk limit needs a user of its own" },
 	{ "bad_user_range.policy", 2, "user_range: 500-600 must lie within 1000-2147352575" },
 	{ "bad_user_range_order.policy", 2, "user_range: 2000-1000 must lie within" },
 };
@@ -250,9 +253,11 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.default_permissions = !b.default_permissions);
 	FLIP(b.read_only = !b.read_only);
 	FLIP(b.shared_user = !b.shared_user);
+	FLIP(b.disk_max++);
+	FLIP(b.inodes_max++);
 	FLIP(b.ownership = !b.ownership);
 #undef FLIP
-	ck_assert_int_eq(changed, 25);
+	ck_assert_int_eq(changed, 27);
 	rf_policy_free(p);
 }
 END_TEST

@@ -1,0 +1,120 @@
+#!/bin/bash
+# disk_max and inodes_max: the kernel enforces them on the file system a
+# tenant's source lives on (here a btrfs subvolume with quotas, in a
+# loop-mounted image, beside a neighbour on the same file system), or the
+# tenant does not start, saying why (a tmpfs and an ext4 image without
+# quotas, a btrfs directory that is no subvolume, inodes_max on btrfs).
+# Where this kernel can enforce tmpfs or ext4 quotas, those are tested
+# instead of refused.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+
+# $1: a directory to mount a fresh image of type $2 on, made by "$3 ..."
+image() {
+	local dir=$1 img=$1.img
+	shift
+	truncate -s 256M "$img" && "$@" "$img" >/dev/null 2>&1 || rf_fail "mkfs: $*"
+	mkdir -p "$dir"
+}
+
+rf_log "btrfs: a subvolume with quotas, beside one without a limit"
+image "$T/b" mkfs.btrfs -q
+mount -o loop "$T/b.img" "$T/b" || rf_fail "mount the btrfs image"
+EXTRA_MOUNTS+=("$T/b")
+btrfs quota enable "$T/b" && btrfs subvolume create "$T/b/a" >/dev/null &&
+	btrfs subvolume create "$T/b/n" >/dev/null || rf_fail "btrfs quotas and subvolumes"
+rf_policy a passthrough "$T/b/a" "disk_max = 8M"
+rf_policy n passthrough "$T/b/n"
+rf_start a n
+[ "$(rf_field a disk)" = "qgroup(btrfs)" ] || rf_fail "a's disk limit: $(rf_field a disk)"
+[ "$(rf_field n disk)" = none ] || rf_fail "n has a disk limit: $(rf_field n disk)"
+out=$(dd if=/dev/zero of="$T/a.mnt/big" bs=1M count=16 conv=fsync 2>&1) && rf_fail "16 MiB fitted under disk_max = 8M"
+echo "$out" | grep -q "Disk quota exceeded" || rf_fail "dd past disk_max said: $out"
+got=$(stat -c %s "$T/b/a/big")
+[ "$got" -le $((9 << 20)) ] || rf_fail "the backing file grew to $got bytes"
+dd if=/dev/zero of="$T/n.mnt/big" bs=1M count=16 conv=fsync status=none || rf_fail "the neighbour could not write 16 MiB"
+[ "$(rf_field a state)" = running ] || rf_fail "the limited tenant's worker died"
+# the space comes back once the plugin has closed the file (its RELEASE
+# is asynchronous) and btrfs has committed the transaction
+rm "$T/a.mnt/big" || rf_fail "rm"
+for _ in $(seq 50); do
+	btrfs filesystem sync "$T/b"
+	echo again 2>/dev/null >"$T/a.mnt/small" && break
+	sleep 0.1
+done
+[ "$(cat "$T/a.mnt/small" 2>/dev/null)" = again ] || rf_fail "no room again 5 s after a delete"
+rf_log "  16 MiB stopped at $((got >> 20)) MiB with EDQUOT; the neighbour wrote its 16 MiB"
+rf_stop
+
+rf_log "limits that cannot be enforced: the tenant does not start, and says why"
+refused() { # TENANT PHRASE
+	for _ in $(seq 50); do [ "$(rf_field "$1" state)" = failed ] && break; sleep 0.1; done
+	[ "$(rf_field "$1" state)" = failed ] || rf_fail "$1 started: $(rf_status "$1")"
+	rf_field "$1" reason >/dev/null
+	rf_status "$1" | grep -q "reason=disk_max/inodes_max: .*$2" ||
+		rf_fail "$1's reason: $(rf_status "$1" | sed 's/.*reason=//')"
+	rf_log "  $1: $2"
+}
+rf_policy_reset
+mkdir -p "$T/b/plain"
+rf_policy ino passthrough "$T/b/n" "inodes_max = 1000"
+rf_policy dir passthrough "$T/b/plain" "disk_max = 8M"
+# a tmpfs: with user quotas where the kernel has them, else refused
+mkdir -p "$T/t"
+if mount -t tmpfs -o size=64M,usrquota rf-disk-test "$T/t" 2>/dev/null; then
+	TMPFS_QUOTA=1
+else
+	TMPFS_QUOTA=0
+	mount -t tmpfs -o size=64M rf-disk-test "$T/t" || rf_fail "mount a tmpfs"
+fi
+EXTRA_MOUNTS+=("$T/t")
+rf_policy tq passthrough "$T/t/tq" "disk_max = 8M"
+# an ext4 image: with project quotas where the kernel has them, else refused
+image "$T/e" mkfs.ext4 -q -F -O quota,project
+if mount -o loop,prjquota "$T/e.img" "$T/e" 2>/dev/null; then
+	EXT4_QUOTA=1
+else
+	EXT4_QUOTA=0
+	mkfs.ext4 -q -F "$T/e.img" >/dev/null 2>&1 && mount -o loop "$T/e.img" "$T/e" || rf_fail "mount an ext4 image"
+fi
+EXTRA_MOUNTS+=("$T/e")
+rf_policy ext passthrough "$T/e/ext" "disk_max = 8M" "inodes_max = 100"
+rf_policy mem memfs "" # keeps the broker up
+rf_start mem
+refused ino "source $T/b/n is on btrfs, which has no inode limit"
+refused dir "source $T/b/plain is on btrfs but not a subvolume"
+if [ $TMPFS_QUOTA = 0 ]; then
+	refused tq "source $T/t/tq is on a tmpfs without user quotas"
+fi
+if [ $EXT4_QUOTA = 0 ]; then
+	refused ext "source $T/e/ext is on ext4 without project quotas"
+fi
+rf_stop
+if [ $TMPFS_QUOTA = 1 ] || [ $EXT4_QUOTA = 1 ]; then
+	rf_log "limits this kernel can enforce on tmpfs ($TMPFS_QUOTA) and ext4 ($EXT4_QUOTA)"
+	rf_policy_reset
+	names=()
+	if [ $TMPFS_QUOTA = 1 ]; then
+		rf_policy tq passthrough "$T/t/tq" "disk_max = 8M"
+		names+=(tq)
+	fi
+	if [ $EXT4_QUOTA = 1 ]; then
+		rf_policy ext passthrough "$T/e/ext" "disk_max = 8M" "inodes_max = 100"
+		names+=(ext)
+	fi
+	rf_start "${names[@]}"
+	for n in "${names[@]}"; do
+		out=$(dd if=/dev/zero of="$T/$n.mnt/big" bs=1M count=16 conv=fsync 2>&1) &&
+			rf_fail "$n: 16 MiB fitted under disk_max = 8M"
+		echo "$out" | grep -q "Disk quota exceeded" || rf_fail "$n: dd said $out"
+		rf_log "  $n ($(rf_field "$n" disk)): 16 MiB stopped by EDQUOT"
+	done
+	if [ $EXT4_QUOTA = 1 ]; then
+		rm -f "$T/ext.mnt/big"
+		for i in $(seq 150); do : >"$T/ext.mnt/f$i" 2>/dev/null || break; done
+		[ "$i" -le 101 ] || rf_fail "ext: $i files under inodes_max = 100"
+		rf_log "  ext: file $i refused under inodes_max = 100"
+	fi
+	rf_stop
+fi
+exit 0
