@@ -4,6 +4,7 @@
 #define RINGFENCE_BROKER_H
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,7 +25,7 @@ struct rf_conn_params {
 	uint32_t max_pages;
 	uint32_t payload_size; /* per entry: max(8192, max_write, max_pages * page) */
 	uint64_t flags; /* negotiated INIT flags, flags2 in the high half */
-	int transport; /* enum rf_transport_kind */
+	enum rf_transport transport; /* 0 (AUTO) until INIT has settled it */
 	char why[160]; /* how the transport was chosen, for the log */
 };
 
@@ -123,10 +124,14 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 		      uint32_t max_pages_limit, struct fuse_init_out *out,
 		      struct rf_conn_params *cp);
 
-/* mount.c */
-int rf_tenant_mount(struct rf_tenant *t);
-void rf_tenant_unmount(struct rf_tenant *t);
-int rf_tenant_abort_conn(struct rf_tenant *t);
+/* mount.c: mount @t's mountpoint and answer FUSE_INIT (0 or -errno);
+ * unmount it (lazily if busy) and close /dev/fuse; abort its connection
+ * through fusectl; a clone of its /dev/fuse for one classic queue (the fd,
+ * or -errno). */
+int rf_mount_attach(struct rf_tenant *t);
+void rf_mount_detach(struct rf_tenant *t);
+int rf_mount_abort(struct rf_tenant *t);
+int rf_mount_clone(struct rf_tenant *t);
 uint32_t rf_possible_cpus(void);
 
 /* pool.c */
@@ -178,15 +183,23 @@ void rf_tenant_remove(struct rf_tenant *t);
 struct rf_tenant *rf_tenant_find(struct rf_broker *b, const char *name);
 /* Re-read the policy file and apply the difference; a file with errors is
  * refused whole. Writes a one-line summary or the errors to @msg. */
-int rf_broker_reload(struct rf_broker *b, char *msg, size_t len);
+int rf_tenant_reload(struct rf_broker *b, char *msg, size_t len);
 /* exit 1 once every tenant has failed */
-void rf_broker_check_alive(struct rf_broker *b);
+void rf_tenant_check_alive(struct rf_broker *b);
 
-/* main.c: tell systemd (Type=notify), if it is listening */
+/* notify.c: tell systemd (Type=notify), if it is listening */
 void rf_notify(const char *msg);
 
-/* main.c: load a policy and the seccomp policies it names; errors in @err */
-int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, size_t errlen);
+/* config.c: load a policy and the seccomp policies it names, errors in
+ * @err (0 or -errno); parse one seccomp policy, its rules to @print if
+ * set or its errors (FILE:LINE:COL) to @err. */
+int rf_config_load(const char *path, struct rf_policy **out, char *err, size_t errlen);
+int rf_config_seccomp(const char *path, FILE *print, char *err, size_t errlen);
+/* Pure: whether a mount that was @om under @op must restart to become @nm
+ * under @np (every key, and the globals it takes: seccomp_policy,
+ * plugin_dir); the line of its section does not count. */
+bool rf_config_changed(const struct rf_policy *op, const struct rf_mount_policy *om,
+		       const struct rf_policy *np, const struct rf_mount_policy *nm);
 
 /* users.c: the uid and gid of @t's worker: the policy's named user, or a
  * dynamic one from user_range (recorded in users_file); refused when
@@ -221,6 +234,17 @@ void rf_cgroup_remove(struct rf_tenant *t);
  * last time (called with the next line written, and once a second). */
 void rf_worker_log_dropped(struct rf_tenant *t);
 
+/* backoff.c, pure: record a death at @now (death number @crashes) in
+ * @deaths, the ring of the last @limit; @recent counts those within
+ * @window seconds, and @delay_ms is how long until a successor, 0 when
+ * @recent reached @limit (a crash loop: the EIO responder's turn). */
+struct rf_backoff {
+	unsigned int recent;
+	long delay_ms;
+};
+struct rf_backoff rf_backoff_after_death(time_t *deaths, unsigned int limit, unsigned int window,
+					 unsigned int crashes, time_t now);
+
 /* recovery.c: after a worker death, schedule a successor (returns true)
  * or decline (false: crash loop, or the connection itself is gone); kick
  * every queue once a successor is ready; cancel a pending respawn. */
@@ -229,8 +253,13 @@ void rf_recovery_kick(struct rf_tenant *t);
 /* Whether @pid, just reaped, was a kicker (it is forgotten then). */
 bool rf_recovery_reaped(struct rf_broker *b, pid_t pid);
 void rf_recovery_cancel(struct rf_tenant *t);
-/* Once a second: kill workers holding a request past request_timeout, and
- * workers whose queue threads stop answering PING (heartbeat_timeout). */
+/* Kickers past their deadline get SIGKILL (once; one already inside its
+ * request goes when the request ends). */
+void rf_recovery_kick_deadline(struct rf_tenant *t);
+
+/* watchdog.c: once a second, check what workers wrote in the pool, kill
+ * workers holding a request past request_timeout or leaving a PING
+ * unanswered (heartbeat_timeout), and run the kickers' deadline. */
 void rf_watchdog_start(struct rf_broker *b);
 
 /* orphans.c: workers a dead broker left. The file that records this
@@ -249,6 +278,5 @@ int rf_control_open(struct rf_broker *b);
 void rf_control_close(struct rf_broker *b);
 
 const char *rf_tenant_state_name(enum rf_tenant_state s);
-const char *rf_transport_kind_name(int k);
 
 #endif /* RINGFENCE_BROKER_H */

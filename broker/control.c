@@ -36,32 +36,6 @@
 #include "fuse_uapi.h"
 #include "log.h"
 
-const char *rf_tenant_state_name(enum rf_tenant_state s)
-{
-	switch (s) {
-	case RF_TENANT_STOPPED:
-		return "stopped";
-	case RF_TENANT_STARTING:
-		return "starting";
-	case RF_TENANT_RUNNING:
-		return "running";
-	case RF_TENANT_FAILED:
-		return "failed";
-	}
-	return "?";
-}
-
-const char *rf_transport_kind_name(int k)
-{
-	switch (k) {
-	case RF_XPORT_URING:
-		return "uring";
-	case RF_XPORT_CLASSIC:
-		return "classic";
-	}
-	return "none";
-}
-
 /* An answer being written: it grows as needed; a failed allocation ends
  * it with an error line rather than cutting it unnoticed. */
 #define RF_CONTROL_ANSWER_MAX (16U << 20)
@@ -220,6 +194,13 @@ static const char *opcode_name(unsigned int op)
 	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : NULL;
 }
 
+/* The transport INIT settled, "none" before it has */
+static const char *conn_transport(const struct rf_tenant *t)
+{
+	return t->conn.transport == RF_TRANSPORT_AUTO ? "none"
+						      : rf_transport_name(t->conn.transport);
+}
+
 /* The counters status shows, in order, as key=value or "key":value. */
 static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_stats *s,
 			      long long up, const char **keys, unsigned long long *vals)
@@ -279,10 +260,9 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
 		    "mountpoint=%s plugin=%s user=%s uid=%u gid=%u",
-		    t->pol.name, rf_tenant_state_name(t->state),
-		    rf_transport_kind_name(t->conn.transport), t->geom.nqueues, t->geom.depth,
-		    t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin,
-		    t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
+		    t->pol.name, rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues,
+		    t->geom.depth, t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint,
+		    t->pol.plugin, t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
 		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s disk=%s%s%s\n", p50, p99,
@@ -295,8 +275,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o,
 	    ",\"state\":\"%s\",\"transport\":\"%s\",\"queues\":%u,\"depth\":%u,"
 	    "\"max_write\":%u,\"worker\":%d,\"mountpoint\":",
-	    rf_tenant_state_name(t->state), rf_transport_kind_name(t->conn.transport),
-	    t->geom.nqueues, t->geom.depth, t->conn.max_write, (int)t->worker_pid);
+	    rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues, t->geom.depth,
+	    t->conn.max_write, (int)t->worker_pid);
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);
@@ -408,9 +388,7 @@ static void run_command(struct rf_broker *b, char *line, struct out *o)
 	if (!strcmp(argv[0], "reload") && argc == 1) {
 		char msg[8192];
 
-		rf_notify("RELOADING=1");
-		rf_broker_reload(b, msg, sizeof(msg));
-		rf_notify("READY=1");
+		rf_tenant_reload(b, msg, sizeof(msg));
 		put(o, "%s", msg);
 		return;
 	}

@@ -44,7 +44,7 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	uring_offered = cp->minor >= 42 && (offered & FUSE_OVER_IO_URING);
 	switch (p->transport) {
 	case RF_TRANSPORT_CLASSIC:
-		cp->transport = RF_XPORT_CLASSIC;
+		cp->transport = RF_TRANSPORT_CLASSIC;
 		snprintf(cp->why, sizeof(cp->why), "classic: chosen by the policy");
 		break;
 	case RF_TRANSPORT_URING:
@@ -56,16 +56,16 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 				 in->minor);
 			return -EOPNOTSUPP;
 		}
-		cp->transport = RF_XPORT_URING;
+		cp->transport = RF_TRANSPORT_URING;
 		snprintf(cp->why, sizeof(cp->why), "io-uring: chosen by the policy");
 		break;
 	case RF_TRANSPORT_AUTO:
 	default:
 		if (uring_offered) {
-			cp->transport = RF_XPORT_URING;
+			cp->transport = RF_TRANSPORT_URING;
 			snprintf(cp->why, sizeof(cp->why), "io-uring: offered by the kernel");
 		} else {
-			cp->transport = RF_XPORT_CLASSIC;
+			cp->transport = RF_TRANSPORT_CLASSIC;
 			snprintf(cp->why, sizeof(cp->why),
 				 "classic: the kernel did not offer FUSE_OVER_IO_URING "
 				 "(protocol 7.%u; /sys/module/fuse/parameters/enable_uring off?)",
@@ -75,7 +75,7 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	}
 
 	flags = RF_WANTED_FLAGS;
-	if (cp->transport == RF_XPORT_URING)
+	if (cp->transport == RF_TRANSPORT_URING)
 		flags |= FUSE_OVER_IO_URING;
 	flags &= offered;
 	flags |= offered & FUSE_INIT_EXT;

@@ -8,16 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stddef.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "broker.h"
 #include "log.h"
 #include "msg.h"
-#include "seccomp_policy.h"
 
 static void usage(FILE *f)
 {
@@ -49,60 +45,13 @@ static void usage(FILE *f)
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
 }
 
-/* Parse a seccomp policy: its rules to @print (if set) or its errors
- * (FILE:LINE:COL) to @err. */
-static int check_seccomp(const char *path, FILE *print, char *err, size_t errlen)
-{
-	struct rf_sc_policy *sc;
-	int r;
-
-	r = rf_sc_policy_load(path, &sc, err, errlen);
-	if (r < 0)
-		return r;
-	if (print)
-		rf_sc_policy_print(sc, print);
-	rf_sc_policy_free(sc);
-	return 0;
-}
-
-int rf_broker_load_policy(const char *path, struct rf_policy **out, char *err, size_t errlen)
-{
-	struct rf_policy *p;
-	size_t i, used;
-	int r;
-
-	r = rf_policy_load(path, &p, err, errlen);
-	if (r < 0)
-		return r;
-	for (i = 0; i < p->nmounts; i++) {
-		int sr;
-
-		used = strlen(err);
-		sr = check_seccomp(rf_policy_seccomp_path(p, &p->mounts[i]), NULL, err + used,
-				   errlen - used);
-		if (sr < 0) {
-			used = strlen(err);
-			snprintf(err + used, errlen - used,
-				 "%s:%d: [mount %s]: its seccomp policy is not valid\n", path,
-				 p->mounts[i].line, p->mounts[i].name);
-			r = sr;
-		}
-	}
-	if (r < 0) {
-		rf_policy_free(p);
-		return r;
-	}
-	*out = p;
-	return 0;
-}
-
 static int check_policy(const char *path, struct rf_policy **out)
 {
 	static char err[16384];
 	struct rf_policy *p;
 
 	err[0] = '\0';
-	if (rf_broker_load_policy(path, &p, err, sizeof(err)) < 0) {
+	if (rf_config_load(path, &p, err, sizeof(err)) < 0) {
 		fputs(err, stderr);
 		return -EINVAL;
 	}
@@ -111,29 +60,6 @@ static int check_policy(const char *path, struct rf_policy **out)
 	else
 		rf_policy_free(p);
 	return 0;
-}
-
-/* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET, if set
- * ('@' names an abstract socket). */
-void rf_notify(const char *msg)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	socklen_t len;
-	int fd;
-
-	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sun.sun_path))
-		return;
-	strcpy(sun.sun_path, path);
-	if (path[0] == '@')
-		sun.sun_path[0] = '\0';
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sun, len) < 0)
-		log_debug("sd_notify: %s", strerror(errno));
-	close(fd);
 }
 
 static void on_stop(int sig, short what, void *arg)
@@ -173,9 +99,7 @@ static void on_sighup(int sig, short what, void *arg)
 	(void)sig;
 	(void)what;
 	log_info("SIGHUP: reloading the policy");
-	rf_notify("RELOADING=1");
-	rf_broker_reload(arg, msg, sizeof(msg));
-	rf_notify("READY=1");
+	rf_tenant_reload(arg, msg, sizeof(msg));
 }
 
 static int parse_bench(const char *arg, unsigned int *flags)
@@ -255,7 +179,7 @@ int main(int argc, char **argv)
 		case 'S': {
 			static char err[16384];
 
-			if (check_seccomp(optarg, stdout, err, sizeof(err)) < 0) {
+			if (rf_config_seccomp(optarg, stdout, err, sizeof(err)) < 0) {
 				fputs(err, stderr);
 				return 1;
 			}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -141,12 +142,6 @@ static int answer_init(struct rf_tenant *t)
 	return 0;
 }
 
-/*
- * The connection's id under /sys/fs/fuse/connections is the superblock's
- * device number as the kernel encodes it (major << 20 | minor); mountinfo
- * gives it without a FUSE request. The last matching line is the newest
- * mount on that path.
- */
 /* mountinfo writes space, tab, newline and backslash in paths as \ooo. */
 static void mountinfo_unescape(char *s)
 {
@@ -164,6 +159,12 @@ static void mountinfo_unescape(char *s)
 	*o = '\0';
 }
 
+/*
+ * The connection's id under /sys/fs/fuse/connections is the superblock's
+ * device number as the kernel encodes it (major << 20 | minor); mountinfo
+ * gives it without a FUSE request. The last matching line is the newest
+ * mount on that path.
+ */
 static int mount_conn_id(const char *mountpoint, uint32_t *id)
 {
 	char line[4096];
@@ -216,7 +217,7 @@ static void clean_stale(struct rf_tenant *t)
 			  "aborting its connection and detaching it",
 			  t->pol.name, t->pol.mountpoint);
 		t->conn_id = id;
-		rf_tenant_abort_conn(t);
+		rf_mount_abort(t);
 		t->conn_id = 0;
 		if (umount2(t->pol.mountpoint, MNT_DETACH) < 0) {
 			log_warn("%s: detach %s", t->pol.name, t->pol.mountpoint);
@@ -225,7 +226,7 @@ static void clean_stale(struct rf_tenant *t)
 	}
 }
 
-int rf_tenant_mount(struct rf_tenant *t)
+int rf_mount_attach(struct rf_tenant *t)
 {
 	char opts[256];
 	struct stat st;
@@ -299,7 +300,7 @@ int rf_tenant_mount(struct rf_tenant *t)
 		goto unmount;
 	return 0;
 unmount:
-	rf_tenant_abort_conn(t);
+	rf_mount_abort(t);
 	umount2(t->pol.mountpoint, MNT_DETACH);
 	t->mounted = false;
 close_fd:
@@ -308,7 +309,24 @@ close_fd:
 	return r;
 }
 
-int rf_tenant_abort_conn(struct rf_tenant *t)
+int rf_mount_clone(struct rf_tenant *t)
+{
+	uint32_t src = (uint32_t)t->fuse_fd;
+	int fd, r;
+
+	/* O_NONBLOCK as the original (see rf_mount_attach) */
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || ioctl(fd, FUSE_DEV_IOC_CLONE, &src) < 0) {
+		r = -errno;
+		log_warn("%s: clone /dev/fuse", t->pol.name);
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int rf_mount_abort(struct rf_tenant *t)
 {
 	char path[128];
 	int fd, r = 0;
@@ -325,7 +343,7 @@ int rf_tenant_abort_conn(struct rf_tenant *t)
 	return r;
 }
 
-void rf_tenant_unmount(struct rf_tenant *t)
+void rf_mount_detach(struct rf_tenant *t)
 {
 	if (t->mounted) {
 		int i, r = -1;
@@ -345,7 +363,7 @@ void rf_tenant_unmount(struct rf_tenant *t)
 					 t->pol.name, t->pol.mountpoint, RF_UMOUNT_WAIT_MS);
 			else
 				log_warn("%s: umount %s", t->pol.name, t->pol.mountpoint);
-			rf_tenant_abort_conn(t);
+			rf_mount_abort(t);
 			if (umount2(t->pol.mountpoint, MNT_DETACH) < 0 && errno != EINVAL)
 				log_warn("%s: umount -l %s", t->pol.name, t->pol.mountpoint);
 		}

@@ -10,7 +10,9 @@
  * Deaths back off exponentially. crash_limit deaths within crash_window
  * seconds put the tenant in "failed": a worker with no plugin at all, the
  * built-in responder, then answers every request EIO so that clients fail
- * fast, until ringfencectl restart.
+ * fast, until ringfencectl restart. How soon a successor starts is
+ * backoff.c's to say; the watchdog and the heartbeat, which kill workers
+ * that hold a request too long or stop answering, are in watchdog.c.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -53,10 +55,8 @@ static void respawn_cb(int fd, short what, void *arg)
 
 bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 {
-	time_t now = time(NULL);
+	struct rf_backoff bo;
 	struct timeval tv;
-	unsigned int recent = 0, i;
-	long ms;
 
 	if (conn_gone) {
 		log_warnx("%s: the FUSE connection has ended; nothing to recover", t->pol.name);
@@ -66,15 +66,13 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 		log_warnx("%s: the EIO responder died; giving the tenant up", t->pol.name);
 		return false;
 	}
-	t->deaths[(t->crashes - 1) % t->pol.crash_limit] = now;
-	for (i = 0; i < t->pol.crash_limit && i < t->crashes; i++)
-		if (now - t->deaths[i] < (time_t)t->pol.crash_window)
-			recent++;
-	if (recent >= t->pol.crash_limit) {
+	bo = rf_backoff_after_death(t->deaths, t->pol.crash_limit, t->pol.crash_window, t->crashes,
+				    time(NULL));
+	if (!bo.delay_ms) {
 		size_t n = strlen(t->fail_reason);
 
 		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n,
-			 "; %u deaths within %u s: answering EIO until restarted", recent,
+			 "; %u deaths within %u s: answering EIO until restarted", bo.recent,
 			 t->pol.crash_window);
 		log_warnx("%s: %s", t->pol.name, t->fail_reason);
 		t->responder = true;
@@ -83,15 +81,13 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 			return false;
 		return true;
 	}
-	/* 100 ms, 200 ms, 400 ms, ... for deaths close together, at most 3.2 s */
-	ms = 100L << (recent > 6 ? 5 : recent > 1 ? recent - 1 : 0);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv.tv_sec = bo.delay_ms / 1000;
+	tv.tv_usec = (bo.delay_ms % 1000) * 1000;
 	t->state = RF_TENANT_STARTING;
 	t->respawn_ev = evtimer_new(t->b->base, respawn_cb, t);
 	if (!t->respawn_ev || evtimer_add(t->respawn_ev, &tv) < 0)
 		fatalx("evtimer_new");
-	log_warnx("%s: a new worker in %ld ms (death %u)", t->pol.name, ms, t->crashes);
+	log_warnx("%s: a new worker in %ld ms (death %u)", t->pol.name, bo.delay_ms, t->crashes);
 	return true;
 }
 
@@ -165,7 +161,7 @@ void rf_recovery_kick(struct rf_tenant *t)
 {
 	uint32_t q;
 
-	if (t->conn.transport != RF_XPORT_URING)
+	if (t->conn.transport != RF_TRANSPORT_URING)
 		return;
 	if (!t->kicks && !(t->kicks = calloc(t->geom.nqueues, sizeof(*t->kicks)))) {
 		log_warnx("%s: kick: out of memory", t->pol.name);
@@ -210,9 +206,7 @@ bool rf_recovery_reaped(struct rf_broker *b, pid_t pid)
 	return false;
 }
 
-/* Kickers past their deadline get SIGKILL (once; one already inside its
- * request goes when the request ends). */
-static void kick_deadline(struct rf_tenant *t)
+void rf_recovery_kick_deadline(struct rf_tenant *t)
 {
 	uint32_t q;
 
@@ -225,151 +219,4 @@ static void kick_deadline(struct rf_tenant *t)
 			kill(t->kicks[q].pid, SIGKILL);
 		}
 	t->kick_started = 0;
-}
-
-/*
- * The watchdog: once a second, any request a worker has held longer than
- * its tenant's request_timeout gets that worker killed; the successor
- * answers the request EIO and serves on. The slot records are written by
- * the worker, found from the broker's own geometry, checked by pool_sane()
- * first, and only ever used to decide to kill that same worker.
- */
-static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
-{
-	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
-	uint32_t i;
-
-	if (!limit || !t->pool || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
-		return;
-	for (i = 0; i < t->geom.nslots; i++) {
-		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, i);
-		uint64_t since = __atomic_load_n(&ss->fetched_ns, __ATOMIC_RELAXED);
-
-		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED ||
-		    ss->generation != t->generation || now_ns < since || now_ns - since <= limit)
-			continue;
-		snprintf(t->fail_reason, sizeof(t->fail_reason),
-			 "watchdog: request %llu (opcode %u) held for more than request_timeout = "
-			 "%u s",
-			 (unsigned long long)ss->commit_id, ss->opcode, t->pol.request_timeout);
-		log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
-			  (int)t->worker_pid);
-		t->watchdog_kills++;
-		kill(t->worker_pid, SIGKILL);
-		return;
-	}
-}
-
-/*
- * The heartbeat: the broker sends PING, the worker's main thread passes it
- * to every queue thread, and each copies it into its queue's stats in the
- * pool. A worker that leaves a PING unanswered for heartbeat_timeout is
- * killed like one the watchdog catches - unless the silent queue holds a
- * request, for then it may be inside a slow plugin call and request_timeout
- * is the judge. The answers live in memory the worker writes: a worker can
- * fake them, which only spares itself, never harms another.
- */
-static bool queue_serving(const struct rf_tenant *t, uint32_t q)
-{
-	uint32_t e;
-
-	for (e = 0; e < t->geom.depth; e++) {
-		uint32_t slot = rf_pool_slot_index(&t->geom, q, e);
-		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, slot);
-
-		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_FETCHED &&
-		    ss->generation == t->generation)
-			return true;
-	}
-	return false;
-}
-
-static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
-{
-	uint64_t limit = (uint64_t)t->pol.heartbeat_timeout * 1000000000ULL;
-	struct rf_msg_ping ping;
-	uint32_t q;
-	int r;
-
-	if (!limit || !t->pool || t->state == RF_TENANT_STOPPED ||
-	    !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)) || t->worker_pid <= 0 || t->ipc_fd < 0)
-		return;
-	if (t->hb_sent_seq) {
-		for (q = 0; q < t->geom.nqueues; q++)
-			if (__atomic_load_n(&rf_pool_stats(t->pool, q)->heartbeat,
-					    __ATOMIC_RELAXED) != t->hb_sent_seq &&
-			    !queue_serving(t, q))
-				break;
-		if (q < t->geom.nqueues) {
-			if (now_ns - t->hb_sent_ns <= limit)
-				return;
-			snprintf(t->fail_reason, sizeof(t->fail_reason),
-				 "heartbeat: queue %u did not answer for heartbeat_timeout = %u s",
-				 q, t->pol.heartbeat_timeout);
-			log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
-				  (int)t->worker_pid);
-			t->heartbeat_kills++;
-			kill(t->worker_pid, SIGKILL);
-			return;
-		}
-		/* answered: the next PING after half the timeout */
-		if (now_ns - t->hb_sent_ns < limit / 2)
-			return;
-	}
-	ping.seq = ++t->hb_seq;
-	r = rf_msg_send(t->ipc_fd, RF_MSG_PING, 0, &ping, sizeof(ping), NULL, 0);
-	if (r < 0 && r != -EAGAIN) {
-		t->hb_sent_seq = 0;
-		return; /* the worker is going; SIGCHLD follows */
-	}
-	/* EAGAIN: the worker does not read; the PING counts as unanswered */
-	t->hb_sent_seq = ping.seq;
-	t->hb_sent_ns = now_ns;
-}
-
-/*
- * Everything a worker can write in the pool is checked once a second
- * before the watchdog and the heartbeat act on it: an impossible value
- * there (a header changed, a slot state that does not exist, an answer to
- * a PING never sent) is the worker's doing, and it is killed for it.
- * Returns whether the tenant's worker may go on.
- */
-static bool pool_sane(struct rf_tenant *t, uint64_t now_ns)
-{
-	char why[128];
-
-	if (!t->pool || t->worker_pid <= 0 || t->state == RF_TENANT_STOPPED)
-		return true;
-	if (!rf_pool_verify(t->pool, &t->geom, (uint32_t)t->conn.transport, t->generation,
-			    t->hb_seq, now_ns, why, sizeof(why)))
-		return true;
-	rf_worker_kill(t, why);
-	return false;
-}
-
-static void watchdog_cb(int fd, short what, void *arg)
-{
-	struct rf_broker *b = arg;
-	uint64_t now_ns = rf_now_ns();
-	size_t i;
-
-	(void)fd;
-	(void)what;
-	for (i = 0; i < b->ntenants; i++) {
-		rf_worker_log_dropped(b->tenants[i]);
-		kick_deadline(b->tenants[i]);
-		if (!pool_sane(b->tenants[i], now_ns))
-			continue;
-		watchdog_tenant(b->tenants[i], now_ns);
-		heartbeat_tenant(b->tenants[i], now_ns);
-	}
-}
-
-void rf_watchdog_start(struct rf_broker *b)
-{
-	struct timeval tv = { .tv_sec = 1 };
-
-	b->watchdog_ev = event_new(b->base, -1, EV_PERSIST, watchdog_cb, b);
-	if (!b->watchdog_ev || event_add(b->watchdog_ev, &tv) < 0)
-		fatalx("event_new");
 }

@@ -141,8 +141,8 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.generation = t->generation;
 	c.responder = t->responder;
 	c.bench = t->b->bench;
-	c.ownership = (uint32_t)t->pol.ownership;
-	c.adopt = t->generation > 0 && t->conn.transport == RF_XPORT_URING;
+	c.ownership = t->pol.ownership;
+	c.adopt = t->generation > 0 && t->conn.transport == RF_TRANSPORT_URING;
 	snprintf(c.name, sizeof(c.name), "%s", t->pol.name);
 	r = rf_policy_plugin_path(t->b->policy, &t->pol, c.plugin, sizeof(c.plugin));
 	if (r < 0)
@@ -182,7 +182,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 		r = -ENOMEM;
 		goto out;
 	}
-	if (t->conn.transport == RF_XPORT_CLASSIC) {
+	if (t->conn.transport == RF_TRANSPORT_CLASSIC) {
 		/* One cloned device per queue; each ring holds its clone as
 		 * fixed file 0, so the worker never owns a /dev/fuse fd. */
 		clones = calloc(nq, sizeof(*clones));
@@ -193,12 +193,9 @@ int rf_worker_spawn(struct rf_tenant *t)
 		for (q = 0; q < nq; q++)
 			clones[q] = -1;
 		for (q = 0; q < nq; q++) {
-			uint32_t src = (uint32_t)t->fuse_fd;
-
-			clones[q] = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-			if (clones[q] < 0 || ioctl(clones[q], FUSE_DEV_IOC_CLONE, &src) < 0) {
-				r = -errno;
-				log_warn("%s: clone /dev/fuse", t->pol.name);
+			clones[q] = rf_mount_clone(t);
+			if (clones[q] < 0) {
+				r = clones[q];
 				goto close_rings;
 			}
 		}
@@ -268,7 +265,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	}
 	log_info("%s: worker %d started (%u queue%s x %u entries, %s transport)", t->pol.name,
 		 (int)pid, nq, nq == 1 ? "" : "s", t->geom.depth,
-		 rf_transport_kind_name(t->conn.transport));
+		 rf_transport_name(t->conn.transport));
 close_rings:
 	/* The worker has its own copies now; keeping ours would turn a worker
 	 * crash into unkillable clients. */
@@ -353,9 +350,8 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		if (t->generation > 0)
 			rf_recovery_kick(t);
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
-			 t->pol.plugin, t->pol.mountpoint,
-			 rf_transport_kind_name((int)rd.transport), rd.nqueues,
-			 rd.nqueues == 1 ? "" : "s", t->geom.depth);
+			 t->pol.plugin, t->pol.mountpoint, rf_transport_name(rd.transport),
+			 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
 		return;
 	}
 	case RF_MSG_LOG: {

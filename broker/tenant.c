@@ -12,6 +12,21 @@
 #include "broker.h"
 #include "log.h"
 
+const char *rf_tenant_state_name(enum rf_tenant_state s)
+{
+	switch (s) {
+	case RF_TENANT_STOPPED:
+		return "stopped";
+	case RF_TENANT_STARTING:
+		return "starting";
+	case RF_TENANT_RUNNING:
+		return "running";
+	case RF_TENANT_FAILED:
+		return "failed";
+	}
+	return "?";
+}
+
 int rf_tenant_start(struct rf_tenant *t)
 {
 	int r;
@@ -33,7 +48,7 @@ int rf_tenant_start(struct rf_tenant *t)
 	r = rf_cgroup_setup(t);
 	if (r < 0)
 		goto fail;
-	r = rf_tenant_mount(t);
+	r = rf_mount_attach(t);
 	if (r < 0)
 		goto cgroup;
 	r = rf_pool_create(t);
@@ -46,7 +61,7 @@ int rf_tenant_start(struct rf_tenant *t)
 pool:
 	rf_pool_destroy(t);
 unmount:
-	rf_tenant_unmount(t);
+	rf_mount_detach(t);
 cgroup:
 	rf_cgroup_remove(t);
 fail:
@@ -61,14 +76,14 @@ void rf_tenant_stop(struct rf_tenant *t)
 {
 	rf_recovery_cancel(t);
 	rf_worker_stop(t);
-	rf_tenant_unmount(t);
+	rf_mount_detach(t);
 	rf_pool_destroy(t);
 	rf_cgroup_remove(t);
 	if (t->state != RF_TENANT_FAILED)
 		t->state = RF_TENANT_STOPPED;
 }
 
-void rf_broker_check_alive(struct rf_broker *b)
+void rf_tenant_check_alive(struct rf_broker *b)
 {
 	size_t i;
 
@@ -151,11 +166,11 @@ void rf_tenant_give_up(struct rf_tenant *t)
 {
 	log_warnx("%s: aborting the connection and detaching %s", t->pol.name, t->pol.mountpoint);
 	t->state = RF_TENANT_FAILED;
-	rf_tenant_abort_conn(t);
-	rf_tenant_unmount(t);
+	rf_mount_abort(t);
+	rf_mount_detach(t);
 	rf_pool_destroy(t);
 	rf_cgroup_remove(t);
-	rf_broker_check_alive(t->b);
+	rf_tenant_check_alive(t->b);
 }
 
 int rf_tenant_restart(struct rf_tenant *t)
@@ -165,34 +180,20 @@ int rf_tenant_restart(struct rf_tenant *t)
 	return rf_tenant_start(t);
 }
 
-/* Whether a tenant must restart to follow @np (whose globals are @p). */
-static bool changed(const struct rf_tenant *t, const struct rf_policy *p,
-		    const struct rf_mount_policy *np)
-{
-	char pa[1024], pc[1024];
-
-	if (!rf_mount_policy_same(&t->pol, np))
-		return true;
-	if (strcmp(rf_policy_seccomp_path(t->b->policy, &t->pol), rf_policy_seccomp_path(p, np)))
-		return true;
-	if (rf_policy_plugin_path(t->b->policy, &t->pol, pa, sizeof(pa)) ||
-	    rf_policy_plugin_path(p, np, pc, sizeof(pc)))
-		return true;
-	return strcmp(pa, pc) != 0;
-}
-
-int rf_broker_reload(struct rf_broker *b, char *msg, size_t len)
+int rf_tenant_reload(struct rf_broker *b, char *msg, size_t len)
 {
 	size_t added = 0, removed = 0, restarted = 0, same = 0, i, j;
 	struct rf_policy *np, *old;
 	char err[8192];
 	int r;
 
-	r = rf_broker_load_policy(b->config, &np, err, sizeof(err));
+	rf_notify("RELOADING=1");
+	r = rf_config_load(b->config, &np, err, sizeof(err));
 	if (r < 0) {
 		snprintf(msg, len, "error: %s unchanged; the new file has errors:\n%s", b->config,
 			 err);
 		log_warnx("reload: %s has errors; nothing changed", b->config);
+		rf_notify("READY=1");
 		return r;
 	}
 	old = b->policy;
@@ -212,7 +213,7 @@ int rf_broker_reload(struct rf_broker *b, char *msg, size_t len)
 	for (j = 0; j < np->nmounts; j++) {
 		struct rf_tenant *t = rf_tenant_find(b, np->mounts[j].name);
 
-		if (t && !changed(t, np, &np->mounts[j])) {
+		if (t && !rf_config_changed(b->policy, &t->pol, np, &np->mounts[j])) {
 			t->pol.line = np->mounts[j].line;
 			same++;
 			continue;
@@ -243,5 +244,6 @@ int rf_broker_reload(struct rf_broker *b, char *msg, size_t len)
 	snprintf(msg, len, "reloaded %s: %zu added, %zu removed, %zu restarted, %zu unchanged\n",
 		 b->config, added, removed, restarted, same);
 	log_info("%.*s", (int)strcspn(msg, "\n"), msg);
+	rf_notify("READY=1");
 	return 0;
 }

@@ -3,10 +3,10 @@
  * The FUSE kernel protocol (7.45, Linux 6.18) as ringfence uses it.
  *
  * Debian 12 ships protocol 7.38 in <linux/fuse.h>, without io-uring, so the
- * project carries its own definitions, written from the protocol facts in
- * shared/design/kernel-interfaces.md. Never include <linux/fuse.h> together
- * with this header. Every struct size is checked by a static assert below
- * and by tests/unit/check_uapi.c.
+ * project carries its own definitions, written from the protocol as checked
+ * on that kernel (docs/design.md says what the code relies on). Never
+ * include <linux/fuse.h> together with this header. Every struct size is
+ * checked by a static assert below and by tests/unit/check_uapi.c.
  */
 #ifndef RINGFENCE_FUSE_UAPI_H
 #define RINGFENCE_FUSE_UAPI_H

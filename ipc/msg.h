@@ -60,7 +60,7 @@ struct rf_msg_hello {
 
 struct rf_msg_config {
 	uint32_t version;
-	uint32_t transport; /* enum rf_transport_kind */
+	uint32_t transport; /* enum rf_transport, never AUTO */
 	uint32_t nqueues;
 	uint32_t depth;
 	uint32_t max_write;
@@ -78,7 +78,7 @@ struct rf_msg_config {
 	uint32_t adopt; /* answer what the previous generation left fetched */
 	uint32_t responder; /* load no plugin: answer every request EIO */
 	uint32_t bench; /* RF_BENCH_*: ringfenced --bench-unsafe, never from a policy */
-	uint32_t ownership; /* enum rf_ownership */
+	int32_t ownership; /* RF_OWN_* of the plugin ABI (the policy's) */
 	uint32_t max_tasks; /* RLIMIT_NPROC where no pids cgroup limits tasks; 0: none */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "fuse_uapi.h"
+#include "transport.h"
 
 /* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call): the clock of the
  * slot records, which the worker writes and the broker's watchdog reads. */
@@ -50,11 +51,6 @@ static inline uint64_t rf_now_ns(void)
  * mount's pool where the broker has it. */
 #define RF_POOL_BASE 0x100000000000ULL
 #define RF_POOL_STRIDE 0x1000000000ULL /* 64 GiB per mount */
-
-enum rf_transport_kind {
-	RF_XPORT_URING = 1,
-	RF_XPORT_CLASSIC = 2,
-};
 
 #define RF_STATS_OPCODES 64 /* FUSE opcodes 0..63 */
 #define RF_STATS_ERRNOS 64 /* errnos 1..63; slot 0 counts larger ones */
@@ -115,7 +111,7 @@ struct rf_pool_ctl {
 	uint32_t slot_size;
 	uint64_t ctl_size;
 	uint64_t total_size;
-	uint32_t transport; /* enum rf_transport_kind, set by the broker */
+	uint32_t transport; /* enum rf_transport, set by the broker */
 	uint32_t pad0; /* the header up to here is the broker's; it never changes */
 	uint64_t adopted; /* requests successors answered for dead workers */
 	uint64_t adopted_rerun; /* ... of which run again in full */

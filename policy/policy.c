@@ -114,7 +114,7 @@ const char *rf_transport_name(enum rf_transport t)
 	case RF_TRANSPORT_CLASSIC:
 		return "classic";
 	}
-	return "?";
+	return "none";
 }
 
 /* ---- typed value parsers, one per kind of key ---- */
@@ -333,9 +333,9 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		return 0;
 	case K_OWNERSHIP:
 		if (!strcmp(v, "tenant"))
-			*(enum rf_ownership *)field = RF_OWNERSHIP_TENANT;
+			*(int *)field = RF_OWN_TENANT;
 		else if (!strcmp(v, "xattr"))
-			*(enum rf_ownership *)field = RF_OWNERSHIP_XATTR;
+			*(int *)field = RF_OWN_XATTR;
 		else {
 			perr(ps, ps->line, "%s: expected tenant or xattr, got '%s'", k->key, v);
 			return -1;
@@ -450,7 +450,7 @@ static void check_mount(struct parser *ps, struct section *sec)
 		perr(ps, m->line, "[mount %s]: missing required key 'plugin'", m->name);
 	if (!strcmp(m->mountpoint, "/"))
 		perr(ps, line_of(sec, "mountpoint"), "mountpoint: '/' would hide the whole system");
-	if (m->ownership == RF_OWNERSHIP_XATTR && !m->default_permissions)
+	if (m->ownership == RF_OWN_XATTR && !m->default_permissions)
 		perr(ps, line_of(sec, "ownership"),
 		     "ownership: xattr needs default_permissions = yes (the kernel enforces "
 		     "the owners and modes the plugin reports)");

@@ -14,20 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringfence/plugin.h"
+#include "transport.h"
+
 #define RF_POLICY_NAME_MAX 64
 #define RF_POLICY_PATH_MAX 1024
 #define RF_POLICY_OPTIONS_MAX 1024
-
-enum rf_transport {
-	RF_TRANSPORT_AUTO = 0,
-	RF_TRANSPORT_URING = 1,
-	RF_TRANSPORT_CLASSIC = 2,
-};
-
-enum rf_ownership {
-	RF_OWNERSHIP_TENANT = 0, /* the source's own owners (the tenant's) */
-	RF_OWNERSHIP_XATTR = 1, /* every file's owner, group and mode in an xattr */
-};
 
 struct rf_mount_policy {
 	char name[RF_POLICY_NAME_MAX];
@@ -57,7 +49,7 @@ struct rf_mount_policy {
 	bool default_permissions;
 	bool read_only;
 	bool shared_user; /* may share its named user with tenants that say so too */
-	enum rf_ownership ownership;
+	int ownership; /* RF_OWN_* of the plugin ABI */
 };
 
 struct rf_policy {
@@ -125,8 +117,6 @@ const char *rf_read_policy_error(int r);
 
 /* "4096", "64K", "1M", "2G" (powers of 1024). Returns 0 or -EINVAL/-ERANGE. */
 int rf_parse_size(const char *s, uint64_t *out);
-
-const char *rf_transport_name(enum rf_transport t);
 
 /* Resolve a mount's plugin to a file: absolute paths stay, bare names
  * become DIR/NAME.so with DIR = the policy's plugin_dir. Returns 0 or

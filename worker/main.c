@@ -29,7 +29,7 @@
  * keeps one per inode the kernel knows); the host's hard limit if lower */
 #define RF_WORKER_NOFILE 65536
 /* private memory of the worker and its plugin (the pool is shared and not
- * counted); per-tenant memory limits come with cgroup support */
+ * counted); the tenant's cgroup limits all its memory (memory_max) */
 #define RF_WORKER_DATA (1ULL << 30)
 
 static struct rf_worker W;
@@ -140,7 +140,7 @@ static void setup_queues(void)
 
 	for (q = 0; q < W.nqueues; q++) {
 		struct rf_queue *qu = &W.queues[q];
-		bool reader = (q == 0 && W.cfg.transport == RF_XPORT_URING);
+		bool reader = (q == 0 && W.cfg.transport == RF_TRANSPORT_URING);
 
 		qu->w = &W;
 		qu->qid = q;
@@ -156,7 +156,7 @@ static void setup_queues(void)
 
 			req->q = qu;
 			req->idx = e;
-			req->classic = W.cfg.transport == RF_XPORT_CLASSIC || e == W.cfg.depth;
+			req->classic = W.cfg.transport == RF_TRANSPORT_CLASSIC || e == W.cfg.depth;
 			req->hdr = (char *)W.pool + rf_pool_slot_offset(&W.geom, slot);
 			req->payload = req->hdr + RF_SLOT_HDR_SIZE;
 			req->payload_cap = W.geom.payload_size;
@@ -198,12 +198,168 @@ static void load_plugin(int plugin_fd)
 	W.plugin = p;
 }
 
+/* Into the sandbox (sandbox.c says what each step does); nothing comes
+ * back out but the worker's channel, its rings, the pool and /source. */
+static void enter_sandbox(bool sandbox)
+{
+	struct rf_sandbox sb = {
+		.sandboxed = sandbox,
+		.source = W.cfg.source,
+		.read_only = (int)W.cfg.read_only,
+		.nofile = RF_WORKER_NOFILE,
+		.data = RF_WORKER_DATA,
+		.fsize = W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY,
+		.nproc = W.cfg.max_tasks,
+		.uid = W.cfg.uid,
+		.gid = W.cfg.gid,
+		.ipc_fd = W.ipc_fd,
+	};
+	int err;
+
+	if (!sandbox)
+		log_warnx("running WITHOUT the sandbox (ringfenced --bench-unsafe)");
+	err = rf_sandbox_enter(&sb);
+	if (err < 0)
+		fail(-err, "%s", sb.failed);
+	W.source_fd = sb.source_fd;
+}
+
+/* The main thread's part once the queues serve: the broker's PINGs, passed
+ * to every queue thread, until SHUTDOWN. */
+static void worker_dispatch(void)
+{
+	uint32_t q;
+
+	for (;;) {
+		struct rf_msg m;
+		int r = rf_msg_recv(W.ipc_fd, &m);
+
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			/* the broker is gone (SIGKILL from PDEATHSIG is on its
+			 * way): go now, even if a queue thread is stuck in the
+			 * plugin, for our rings keep the mount's clients waiting */
+			_exit(1);
+		if (m.hdr.type == RF_MSG_SHUTDOWN)
+			return;
+		if (m.hdr.type == RF_MSG_PING) {
+			struct rf_msg_ping ping;
+
+			/* each queue thread answers in the pool once woken: a
+			 * stuck thread, or a stuck main thread, stays silent */
+			memcpy(&ping, m.payload, sizeof(ping));
+			atomic_store(&W.ping_seq, ping.seq);
+			for (q = 0; q < W.nqueues; q++)
+				rf_queue_wake(&W.queues[q]);
+			continue;
+		}
+		rf_msg_close_fds(&m);
+		log_warnx("unexpected %s from the broker; ignored", rf_msg_name(m.hdr.type));
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: ringfence-worker --ipc-fd FD\n"
 		   "\n"
 		   "Serves one ringfence mount. Started by ringfenced, which passes the\n"
 		   "rings and the configuration; not meant to be run by hand.\n");
+}
+
+/* Trusted start-up: the broker's configuration, the queues, what a
+ * successor must finish, and what the plugin will need from outside the
+ * sandbox (its file, the seccomp policy). Returns the plugin's fd. */
+static int start_up(struct rf_sc_policy **sc_policy)
+{
+	struct rf_msg_hello hello = { .version = RF_IPC_VERSION, .pid = (uint32_t)getpid() };
+	static char sc_err[4096];
+	uint32_t q;
+	int err;
+
+	if (rf_msg_send(W.ipc_fd, RF_MSG_HELLO, 0, &hello, sizeof(hello), NULL, 0) < 0)
+		fatal("send HELLO");
+	recv_config();
+	W.tag = rf_gen_tag(W.cfg.generation);
+	for (q = 0; q < W.nqueues; q++)
+		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
+	setup_queues();
+	W.seen = rf_pool_seen(W.pool, &W.geom);
+	if (W.cfg.adopt)
+		rf_rescue_plan(&W);
+	err = rf_sc_policy_load(W.cfg.seccomp_policy, sc_policy, sc_err, sizeof(sc_err));
+	if (err < 0)
+		fail(-err, "seccomp policy %s: %s", W.cfg.seccomp_policy, sc_err);
+	return open_plugin_file();
+}
+
+/* Untrusted from here on: the plugin's code runs from dlopen. Load it (or
+ * be the built-in EIO responder), initialise it, then stack
+ * seccomp.policy on the deny list, across every thread it may have
+ * started. */
+static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox)
+{
+	struct rf_init_args ia;
+	int err;
+
+	if (W.cfg.responder) {
+		/* the built-in responder: no plugin, every request EIO */
+		static const struct rf_plugin none = { RF_PLUGIN_INIT, .name = "eio-responder" };
+
+		close(plugin_fd);
+		W.plugin = &none;
+		log_info("answering every request EIO (the plugin kept crashing)");
+	} else {
+		load_plugin(plugin_fd);
+	}
+	memset(&ia, 0, sizeof(ia));
+	ia.name = W.cfg.name;
+	ia.source_fd = W.source_fd;
+	ia.source = W.cfg.source;
+	ia.options = W.cfg.options;
+	ia.max_write = W.cfg.max_write;
+	ia.read_only = (int)W.cfg.read_only;
+	ia.ownership = W.cfg.ownership;
+	if (W.plugin->init) {
+		err = W.plugin->init(&ia, &W.userdata);
+		if (err)
+			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
+			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
+	}
+	err = sandbox ? rf_sc_policy_load_filter(sc_policy) : 0;
+	if (err < 0)
+		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
+	rf_sc_policy_free(sc_policy);
+}
+
+/* The queue threads serve, the main thread answers the broker, until
+ * SHUTDOWN; then the threads stop and the plugin is told. */
+static void serve(void)
+{
+	struct rf_msg_ready ready = { .transport = W.cfg.transport, .nqueues = W.nqueues };
+	uint32_t q;
+	int err;
+
+	pthread_mutex_init(&W.start_lock, NULL);
+	pthread_cond_init(&W.start_cond, NULL);
+	for (q = 0; q < W.nqueues; q++) {
+		err = rf_queue_start(&W.queues[q]);
+		if (err < 0)
+			fail(-err, "start queue %u", q);
+	}
+	pthread_mutex_lock(&W.start_lock);
+	while (atomic_load(&W.registered) < W.nqueues)
+		pthread_cond_wait(&W.start_cond, &W.start_lock);
+	pthread_mutex_unlock(&W.start_lock);
+	rf_msg_send(W.ipc_fd, RF_MSG_READY, 0, &ready, sizeof(ready), NULL, 0);
+	worker_dispatch();
+	atomic_store(&W.stop, 1);
+	for (q = 0; q < W.nqueues; q++)
+		rf_queue_wake(&W.queues[q]);
+	for (q = 0; q < W.nqueues; q++)
+		pthread_join(W.queues[q].thread, NULL);
+	if (W.plugin->destroy)
+		W.plugin->destroy(W.userdata);
 }
 
 int main(int argc, char **argv)
@@ -213,13 +369,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rf_msg_hello hello = { .version = RF_IPC_VERSION };
-	struct rf_init_args ia;
-	struct rf_msg_ready ready;
 	struct rf_sc_policy *sc_policy = NULL;
-	int c, plugin_fd, err;
 	bool sandbox;
-	uint32_t q;
+	int c, plugin_fd;
 
 	W.ipc_fd = -1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -244,139 +396,11 @@ int main(int argc, char **argv)
 	umask(0);
 	log_init("ringfence-worker", 1, RF_LOG_INFO);
 	log_set_sink(ipc_log_sink);
-	hello.pid = (uint32_t)getpid();
-	if (rf_msg_send(W.ipc_fd, RF_MSG_HELLO, 0, &hello, sizeof(hello), NULL, 0) < 0)
-		fatal("send HELLO");
-	recv_config();
-	W.tag = rf_gen_tag(W.cfg.generation);
-	for (q = 0; q < W.nqueues; q++)
-		fcntl(W.queues[q].ring_fd, F_SETFD, FD_CLOEXEC);
-	setup_queues();
-	W.seen = rf_pool_seen(W.pool, &W.geom);
-	if (W.cfg.adopt)
-		rf_rescue_plan(&W);
 
-	/* Trusted start-up: open what the plugin will need, then enter the
-	 * sandbox (sandbox.c says what each step does). */
-	plugin_fd = open_plugin_file();
-	{
-		static char sc_err[4096];
-
-		err = rf_sc_policy_load(W.cfg.seccomp_policy, &sc_policy, sc_err, sizeof(sc_err));
-		if (err < 0)
-			fail(-err, "seccomp policy %s: %s", W.cfg.seccomp_policy, sc_err);
-	}
+	plugin_fd = start_up(&sc_policy);
 	sandbox = !(W.cfg.bench & RF_BENCH_NO_SANDBOX);
-	if (!sandbox)
-		log_warnx("running WITHOUT the sandbox (ringfenced --bench-unsafe)");
-	err = sandbox ? rf_sandbox_fs(W.cfg.source, (int)W.cfg.read_only) : 0;
-	if (err < 0)
-		fail(-err, "build the sandbox root (source %s)",
-		     W.cfg.source[0] ? W.cfg.source : "none");
-	W.source_fd = -1;
-	if (W.cfg.source[0]) {
-		W.source_fd =
-			open(sandbox ? "/source" : W.cfg.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (W.source_fd < 0)
-			fail(errno, "open %s", sandbox ? "/source in the sandbox" : W.cfg.source);
-	}
-	err = rf_sandbox_limits(RF_WORKER_NOFILE, RF_WORKER_DATA,
-				W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY,
-				W.cfg.max_tasks);
-	if (err < 0)
-		fail(-err, "set rlimits");
-	err = rf_sandbox_drop(W.cfg.uid, W.cfg.gid);
-	if (err < 0)
-		fail(-err, "drop to uid %u gid %u", W.cfg.uid, W.cfg.gid);
-	err = rf_sandbox_tie_to_broker(W.ipc_fd);
-	if (err < 0)
-		fail(-err, "ask to die with the broker");
-	err = sandbox ? rf_sandbox_seccomp_base(W.ipc_fd) : 0;
-	if (err < 0)
-		fail(-err, "install the seccomp deny list");
-
-	/* Untrusted from here on: plugin code runs from dlopen. */
-	if (W.cfg.responder) {
-		/* the built-in responder: no plugin, every request EIO */
-		static const struct rf_plugin none = { RF_PLUGIN_INIT, .name = "eio-responder" };
-
-		close(plugin_fd);
-		W.plugin = &none;
-		log_info("answering every request EIO (the plugin kept crashing)");
-	} else {
-		load_plugin(plugin_fd);
-	}
-	memset(&ia, 0, sizeof(ia));
-	ia.name = W.cfg.name;
-	ia.source_fd = W.source_fd;
-	ia.source = W.cfg.source;
-	ia.options = W.cfg.options;
-	ia.max_write = W.cfg.max_write;
-	ia.read_only = (int)W.cfg.read_only;
-	ia.ownership = (int)W.cfg.ownership;
-	if (W.plugin->init) {
-		err = W.plugin->init(&ia, &W.userdata);
-		if (err)
-			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
-			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
-	}
-
-	/* The plugin is initialised: stack seccomp.policy on the deny list,
-	 * across every thread it may have started. */
-	err = sandbox ? rf_sc_policy_load_filter(sc_policy) : 0;
-	if (err < 0)
-		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
-	rf_sc_policy_free(sc_policy);
-
-	pthread_mutex_init(&W.start_lock, NULL);
-	pthread_cond_init(&W.start_cond, NULL);
-	for (q = 0; q < W.nqueues; q++) {
-		err = rf_queue_start(&W.queues[q]);
-		if (err < 0)
-			fail(-err, "start queue %u", q);
-	}
-	pthread_mutex_lock(&W.start_lock);
-	while (atomic_load(&W.registered) < W.nqueues)
-		pthread_cond_wait(&W.start_cond, &W.start_lock);
-	pthread_mutex_unlock(&W.start_lock);
-	ready.transport = W.cfg.transport;
-	ready.nqueues = W.nqueues;
-	rf_msg_send(W.ipc_fd, RF_MSG_READY, 0, &ready, sizeof(ready), NULL, 0);
-
-	/* The main thread waits for the broker: SHUTDOWN or its end. */
-	for (;;) {
-		struct rf_msg m;
-		int r = rf_msg_recv(W.ipc_fd, &m);
-
-		if (r == -EINTR)
-			continue;
-		if (r < 0)
-			/* the broker is gone (SIGKILL from PDEATHSIG is on its
-			 * way): go now, even if a queue thread is stuck in the
-			 * plugin, for our rings keep the mount's clients waiting */
-			_exit(1);
-		if (m.hdr.type == RF_MSG_SHUTDOWN)
-			break;
-		if (m.hdr.type == RF_MSG_PING) {
-			struct rf_msg_ping ping;
-
-			/* each queue thread answers in the pool once woken: a
-			 * stuck thread, or a stuck main thread, stays silent */
-			memcpy(&ping, m.payload, sizeof(ping));
-			atomic_store(&W.ping_seq, ping.seq);
-			for (q = 0; q < W.nqueues; q++)
-				rf_queue_wake(&W.queues[q]);
-			continue;
-		}
-		rf_msg_close_fds(&m);
-		log_warnx("unexpected %s from the broker; ignored", rf_msg_name(m.hdr.type));
-	}
-	atomic_store(&W.stop, 1);
-	for (q = 0; q < W.nqueues; q++)
-		rf_queue_wake(&W.queues[q]);
-	for (q = 0; q < W.nqueues; q++)
-		pthread_join(W.queues[q].thread, NULL);
-	if (W.plugin->destroy)
-		W.plugin->destroy(W.userdata);
+	enter_sandbox(sandbox);
+	start_plugin(plugin_fd, sc_policy, sandbox);
+	serve();
 	return 0;
 }

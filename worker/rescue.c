@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The seen table and the list of request ids a successor asks its queues
- * for (worker/queue.c, rescue()). Pure: the unit tests drive it.
+ * What a successor finishes for a dead predecessor, on each queue before
+ * it registers fresh entries: the requests recorded in the slots are
+ * adopted (rf_adopt: answered as the dead worker had, run again, or EIO),
+ * and those the kernel handed over but never delivered are found and ended
+ * (rf_rescue). The seen table and the list of ids to ask for are pure
+ * (rf_seen_*, rf_rescue_plan): the unit tests drive them.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
-#include "worker.h"
+#include "queue_i.h"
+#include "uring_uapi.h"
 
 /* Ids grow by 2 per request from 2 and never reach this in a mount's life;
  * a probe carries its id in user_data above a 3-bit tag (queue.c), so it
@@ -56,4 +63,274 @@ void rf_rescue_plan(struct rf_worker *w)
 		if (!rf_seen(w, id))
 			w->rescue[n++] = id;
 	w->nrescue = n;
+}
+
+/* Requests whose arguments all sit in the slot's header area (op_in), which
+ * no reply touches, and which are safe to repeat: a successor runs them
+ * again in full. */
+static bool rerunnable(uint32_t op)
+{
+	switch (op) {
+	case FUSE_GETATTR:
+	case FUSE_READ:
+	case FUSE_READDIR:
+	case FUSE_READDIRPLUS:
+	case FUSE_STATFS:
+	case FUSE_LISTXATTR:
+	case FUSE_ACCESS:
+	case FUSE_READLINK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Finish, on our own ring, the request a dead predecessor left in this
+ * slot: commit the answer it had queued, run it again if it is safe to, or
+ * answer EIO. The kernel finds the request by id; the entry is ours from
+ * then on and fetches its next request into the same slot.
+ */
+void rf_adopt(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct fuse_uring_req_header *h = (void *)req->hdr;
+	uint32_t state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
+	struct fuse_out_header oh_old;
+	struct fuse_in_header in;
+	struct io_uring_sqe *sqe;
+
+	req->adopting = true;
+	req->in.unique = req->ss->commit_id;
+	memcpy(&in, h->in_out, sizeof(in));
+	if (state == RF_SLOT_FETCHED && rerunnable(req->ss->opcode) &&
+	    in.unique == req->ss->commit_id && in.opcode == req->ss->opcode) {
+		__atomic_fetch_add(&q->w->ctl->adopted_rerun, 1, __ATOMIC_RELAXED);
+		log_info("queue %u: running request %llu (%s) of a dead worker again", q->qid,
+			 (unsigned long long)in.unique, rf_op_name(in.opcode));
+		rf_queue_fetched(req);
+		return;
+	}
+	memcpy(&oh_old, h->in_out, sizeof(oh_old));
+	if (state == RF_SLOT_ANSWERED && oh_old.unique == req->ss->commit_id && oh_old.error <= 0 &&
+	    oh_old.error > -512 && h->ring_ent_in_out.payload_sz <= req->payload_cap) {
+		/* its answer is complete in the slot: send it as it is */
+		__atomic_fetch_add(&q->w->ctl->adopted_answered, 1, __ATOMIC_RELAXED);
+	} else {
+		struct fuse_out_header oh = { .len = sizeof(oh),
+					      .error = -EIO,
+					      .unique = req->ss->commit_id };
+
+		memcpy(h->in_out, &oh, sizeof(oh));
+		h->ring_ent_in_out.payload_sz = 0;
+	}
+	sqe = rf_queue_sqe(q);
+	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
+			 req->ss->commit_id);
+	rf_sqe_tag(sqe, req, RF_TAG_CMD);
+	req->state = RQ_WAIT;
+}
+
+bool rf_adopt_done(struct rf_req *req, int res)
+{
+	struct rf_queue *q = req->q;
+
+	if (!req->adopting)
+		return false;
+	req->adopting = false;
+	if (res == 0) {
+		req->candidate = false;
+		__atomic_fetch_add(&q->w->ctl->adopted, 1, __ATOMIC_RELAXED);
+		log_info("queue %u: finished request %llu (%s) of a dead worker", q->qid,
+			 (unsigned long long)req->in.unique, rf_op_name(req->ss->opcode));
+		rf_queue_fetched(req);
+		return true;
+	}
+	if (res == -ENOENT) {
+		/* it had been answered after all: a fresh entry */
+		__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
+		rf_register_or_reserve(req);
+		return true;
+	}
+	return false; /* the entry ended: as for any */
+}
+
+/*
+ * Requests no worker received. The kernel gives a request to an idle entry
+ * and finishes the hand-over in the task that owns the entry's ring; if that
+ * task dies first, the request stays with the dead entry, its client waits
+ * for good, and no header in the pool names it. Its id, though, is one that
+ * no worker received (the seen table). So a successor asks each queue for
+ * every such id, newest first, with COMMIT_AND_FETCH and an EIO answer
+ * placed in every slot the dead entry may have used: a miss costs an ENOENT
+ * (and a line in the kernel log), a hit ends the lost request with EIO.
+ *
+ * A hit leaves us the dead entry, which fetches its next request into the
+ * dead entry's slot: one of the candidates, we do not know which. Its first
+ * fetch overwrites the commit id we left in that slot's header, which tells
+ * us. Until every such entry has shown itself, candidate slots get no fresh
+ * entry (RQ_RESERVED); the broker's kick after a respawn usually makes them
+ * show at once. Newest first keeps probes off requests that arrive for an
+ * inherited entry meanwhile: those are newer than every id still to ask for.
+ */
+/* Every candidate slot answers @id with EIO; its commit id is the marker. */
+static void probe_arm(struct rf_queue *q, uint64_t id)
+{
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
+	uint32_t e;
+
+	for (e = 0; e < q->w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		struct fuse_uring_req_header *h = (void *)req->hdr;
+
+		if (!req->candidate || req->state != RQ_IDLE)
+			continue;
+		memcpy(h->in_out, &oh, sizeof(oh));
+		h->ring_ent_in_out.payload_sz = 0;
+		h->ring_ent_in_out.commit_id = 0;
+		req->mark = 0;
+	}
+}
+
+static void register_reserved(struct rf_queue *q)
+{
+	uint32_t e;
+
+	for (e = 0; e < q->w->cfg.depth; e++)
+		if (q->reqs[e].state == RQ_RESERVED) {
+			q->reqs[e].candidate = false;
+			rf_queue_register(&q->reqs[e]);
+		}
+}
+
+/* A fresh entry for @req's slot, unless an inherited entry may be on it. */
+void rf_register_or_reserve(struct rf_req *req)
+{
+	if (req->candidate && req->q->floating > 0) {
+		req->state = RQ_RESERVED;
+		return;
+	}
+	req->candidate = false;
+	rf_queue_register(req);
+}
+
+/* An inherited entry fetched a request: find the slot it wrote. */
+static void inherited_fetched(struct rf_queue *q)
+{
+	uint32_t e;
+
+	for (e = 0; e < q->w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		const struct fuse_uring_req_header *h = (const void *)req->hdr;
+
+		if (!req->candidate || (req->state != RQ_IDLE && req->state != RQ_RESERVED) ||
+		    h->ring_ent_in_out.commit_id == req->mark)
+			continue;
+		req->candidate = false;
+		q->floating--;
+		log_debug("queue %u: the entry of a lost request fetched into slot %u", q->qid, e);
+		rf_queue_fetched(req);
+		if (q->floating <= 0)
+			register_reserved(q);
+		return;
+	}
+	/* a request in a slot we cannot find would wait for good: die, and
+	 * let the next worker end it */
+	fatalx("queue %u: an inherited entry fetched into no slot we know", q->qid);
+}
+
+void rf_probe_done(struct rf_queue *q, uint64_t id, int res)
+{
+	if (res == 0) {
+		inherited_fetched(q);
+		return;
+	}
+	if (id == q->probe_id) {
+		q->probe_missed = true;
+		if (res != -ENOENT)
+			log_warnx("queue %u: asking for request %llu: %s", q->qid,
+				  (unsigned long long)id, strerror(-res));
+		return;
+	}
+	/* an inherited entry ended before fetching anything */
+	q->floating--;
+	if (q->floating <= 0)
+		register_reserved(q);
+}
+
+void rf_rescue(struct rf_queue *q)
+{
+	struct rf_worker *w = q->w;
+	struct saved {
+		char oh[sizeof(struct fuse_out_header)];
+		struct fuse_uring_ent_in_out eio;
+	} * sv;
+	uint32_t e, i, hits = 0, asked = 0;
+	int r;
+
+	if (!w->nrescue)
+		return;
+	sv = calloc(w->cfg.depth, sizeof(*sv));
+	if (!sv)
+		fatal("calloc");
+	/* a FETCHED slot's entry still holds the request recorded there */
+	for (e = 0; e < w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		const struct fuse_uring_req_header *h = (const void *)req->hdr;
+
+		req->candidate = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) !=
+				 RF_SLOT_FETCHED;
+		memcpy(sv[e].oh, h->in_out, sizeof(sv[e].oh));
+		memcpy(&sv[e].eio, &h->ring_ent_in_out, sizeof(sv[e].eio));
+	}
+	for (i = 0; i < w->nrescue && !atomic_load(&w->conn_gone); i++) {
+		uint64_t id = w->rescue[i];
+		struct io_uring_sqe *sqe;
+
+		if (rf_seen(w, id))
+			continue;
+		probe_arm(q, id);
+		q->probe_id = id;
+		q->probe_missed = false;
+		sqe = rf_queue_sqe(q);
+		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid, id);
+		rf_sqe_tag_probe(sqe, id);
+		/* submit, and run the task work of whatever the kernel did */
+		r = io_uring_submit_and_get_events(&q->ring);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
+		rf_queue_reap(q);
+		asked++;
+		if (q->probe_missed) {
+			/* no queue has it: it was answered some other way (or
+			 * its client gave up first); do not ask again */
+			if (atomic_fetch_add(&w->rescue_misses[i], 1) + 1 == w->nqueues &&
+			    id <= w->rescue_hi)
+				rf_seen_record(w, id);
+			continue;
+		}
+		rf_seen_record(w, id);
+		hits++;
+		q->floating++;
+		__atomic_fetch_add(&w->ctl->rescued, 1, __ATOMIC_RELAXED);
+		log_warnx("queue %u: request %llu never reached a worker: ended it with EIO",
+			  q->qid, (unsigned long long)id);
+	}
+	q->probe_id = 0;
+	/* put back what adoption reads; empty slots keep the marker */
+	for (e = 0; e < w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+		struct fuse_uring_req_header *h = (void *)req->hdr;
+
+		if (!req->candidate || req->state != RQ_IDLE)
+			continue;
+		if (__atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_NONE)
+			continue;
+		memcpy(h->in_out, sv[e].oh, sizeof(sv[e].oh));
+		memcpy(&h->ring_ent_in_out, &sv[e].eio, sizeof(sv[e].eio));
+		req->mark = sv[e].eio.commit_id;
+	}
+	free(sv);
+	log_info("queue %u: asked for %u request ids no worker received: %u found", q->qid, asked,
+		 hits);
 }

@@ -325,3 +325,49 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 	seccomp_release(ctx);
 	return r;
 }
+
+int rf_sandbox_enter(struct rf_sandbox *sb)
+{
+	int err;
+
+	sb->source_fd = -1;
+	err = sb->sandboxed ? rf_sandbox_fs(sb->source, sb->read_only) : 0;
+	if (err < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "build the sandbox root (source %s)",
+			 sb->source[0] ? sb->source : "none");
+		return err;
+	}
+	if (sb->source[0]) {
+		const char *path = sb->sandboxed ? "/source" : sb->source;
+
+		sb->source_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (sb->source_fd < 0) {
+			err = -errno;
+			snprintf(sb->failed, sizeof(sb->failed), "open %s",
+				 sb->sandboxed ? "/source in the sandbox" : sb->source);
+			return err;
+		}
+	}
+	err = rf_sandbox_limits(sb->nofile, sb->data, sb->fsize, sb->nproc);
+	if (err < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "set rlimits");
+		return err;
+	}
+	err = rf_sandbox_drop(sb->uid, sb->gid);
+	if (err < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "drop to uid %u gid %u",
+			 (unsigned int)sb->uid, (unsigned int)sb->gid);
+		return err;
+	}
+	err = rf_sandbox_tie_to_broker(sb->ipc_fd);
+	if (err < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "ask to die with the broker");
+		return err;
+	}
+	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd) : 0;
+	if (err < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "install the seccomp deny list");
+		return err;
+	}
+	return 0;
+}

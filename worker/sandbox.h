@@ -25,4 +25,21 @@ int rf_sandbox_tie_to_broker(int ipc_fd);
 /* The deny-list stage; trapped calls are reported on @ipc_fd. */
 int rf_sandbox_seccomp_base(int ipc_fd);
 
+/* Everything above in order, the worker's way from trusted start-up into
+ * its sandbox: root (if @sandboxed), the source opened as /source, limits,
+ * the privilege drop, death with the broker, the deny list (if
+ * @sandboxed). 0, or -errno with the step that failed in @failed. */
+struct rf_sandbox {
+	int sandboxed; /* 0 only for ringfenced --bench-unsafe=no-sandbox */
+	const char *source; /* "" if none */
+	int read_only;
+	rlim_t nofile, data, fsize, nproc;
+	uid_t uid;
+	gid_t gid;
+	int ipc_fd;
+	int source_fd; /* out: an O_PATH of the source, -1 if none */
+	char failed[256]; /* out */
+};
+int rf_sandbox_enter(struct rf_sandbox *sb);
+
 #endif /* RINGFENCE_SANDBOX_H */

@@ -135,8 +135,11 @@ struct rf_worker {
 	pthread_cond_t start_cond;
 };
 
-/* queue.c */
+/* queue.c: start a queue's thread; wake it (from any thread); and, called
+ * by the reply functions once a reply is complete, hand it to its queue. */
 int rf_queue_start(struct rf_queue *q);
+void rf_queue_wake(struct rf_queue *q);
+void rf_req_finish(struct rf_req *req);
 
 /* rescue.c: the pool's table of received request ids (@id / 2 indexes it;
  * odd ids, interrupts, are not recorded), and a successor's list of the ids
@@ -145,9 +148,6 @@ int rf_queue_start(struct rf_queue *q);
 void rf_seen_record(struct rf_worker *w, uint64_t id);
 bool rf_seen(const struct rf_worker *w, uint64_t id);
 void rf_rescue_plan(struct rf_worker *w);
-void rf_queue_wake(struct rf_queue *q);
-/* Called by the reply functions once a reply is complete. */
-void rf_req_finish(struct rf_req *req);
 
 /* dispatch.c */
 /* Size of each opcode's first argument on the wire (0 if none or unknown). */

@@ -57,8 +57,8 @@ START_TEST(test_good_full)
 	ck_assert_uint_eq(m->max_file_size, 2ULL << 30);
 	ck_assert_uint_eq(m->request_timeout, 30);
 	ck_assert_uint_eq(m->heartbeat_timeout, 0);
-	ck_assert_int_eq(m->ownership, RF_OWNERSHIP_TENANT);
-	ck_assert_int_eq(p->mounts[1].ownership, RF_OWNERSHIP_XATTR);
+	ck_assert_int_eq(m->ownership, RF_OWN_TENANT);
+	ck_assert_int_eq(p->mounts[1].ownership, RF_OWN_XATTR);
 	ck_assert_uint_eq(p->mounts[1].request_timeout, 0);
 	ck_assert_uint_eq(p->mounts[1].heartbeat_timeout, RF_DEFAULT_HEARTBEAT_TIMEOUT);
 	ck_assert_uint_eq(p->mounts[1].max_file_size, 0);

@@ -22,7 +22,7 @@ static void setup(void)
 	ck_assert_int_eq(rf_pool_geom_init(&t.geom, 2, 8, 1 << 20), 0);
 	t.pool = calloc(1, t.geom.ctl_size);
 	ck_assert_ptr_nonnull(t.pool);
-	t.conn.transport = RF_XPORT_URING;
+	t.conn.transport = RF_TRANSPORT_URING;
 	rf_pool_write_header(&t);
 }
 
@@ -33,7 +33,7 @@ static void teardown(void)
 
 static const char *verify(void)
 {
-	return rf_pool_verify(t.pool, &t.geom, RF_XPORT_URING, GEN, HB, NOW, why, sizeof(why));
+	return rf_pool_verify(t.pool, &t.geom, RF_TRANSPORT_URING, GEN, HB, NOW, why, sizeof(why));
 }
 
 START_TEST(test_clean)

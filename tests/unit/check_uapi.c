@@ -132,7 +132,7 @@ START_TEST(test_init_auto_uring)
 	struct rf_conn_params cp;
 
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
-	ck_assert_int_eq(cp.transport, RF_XPORT_URING);
+	ck_assert_int_eq(cp.transport, RF_TRANSPORT_URING);
 	ck_assert_uint_eq(out.major, 7);
 	ck_assert_uint_eq(out.minor, 45);
 	ck_assert(((uint64_t)out.flags2 << 32) & FUSE_OVER_IO_URING);
@@ -154,7 +154,7 @@ START_TEST(test_init_auto_classic_when_not_offered)
 	struct rf_conn_params cp;
 
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
-	ck_assert_int_eq(cp.transport, RF_XPORT_CLASSIC);
+	ck_assert_int_eq(cp.transport, RF_TRANSPORT_CLASSIC);
 	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_OVER_IO_URING));
 	ck_assert_ptr_nonnull(strstr(cp.why, "enable_uring"));
 	ck_assert_uint_eq(out.max_pages, 32);
@@ -182,7 +182,7 @@ START_TEST(test_init_classic_by_policy)
 	struct rf_conn_params cp;
 
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
-	ck_assert_int_eq(cp.transport, RF_XPORT_CLASSIC);
+	ck_assert_int_eq(cp.transport, RF_TRANSPORT_CLASSIC);
 	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_OVER_IO_URING));
 }
 END_TEST
@@ -228,7 +228,7 @@ START_TEST(test_init_bad_versions)
 	/* 7.41 knows no io-uring even if a bit happens to be set */
 	in.minor = 41;
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
-	ck_assert_int_eq(cp.transport, RF_XPORT_CLASSIC);
+	ck_assert_int_eq(cp.transport, RF_TRANSPORT_CLASSIC);
 }
 END_TEST
 

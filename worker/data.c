@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File data between the plugin's files and the pool. A reply that names a
+ * file (rf_reply_data_fd, rf_reply_write_fd) gets it installed in its
+ * entry's data slot of the ring and moved with READ_FIXED / WRITE_FIXED
+ * into or out of the request's payload in the registered pool; small
+ * transfers on memory file systems are done in line with pread/pwrite.
+ * Pool and zero-copy transfers will live here too.
+ */
+#include <errno.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "queue_i.h"
+#include "uring_uapi.h"
+
+/* Submit the next piece of a fixed-buffer data op. */
+static void post_data(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	uint32_t slot = RF_FILE_SLOT_DATA + req->idx;
+	struct io_uring_sqe *sqe;
+
+	if (req->inline_io) {
+		ssize_t n = req->fd_op == RF_FDOP_READ
+				    ? pread(req->fd, req->payload + req->done, req->len - req->done,
+					    (off_t)(req->off + req->done))
+				    : pwrite(req->fd, req->payload + req->done,
+					     req->len - req->done, (off_t)(req->off + req->done));
+
+		rf_data_done(req, n < 0 ? -errno : (int)n);
+		return;
+	}
+	sqe = rf_queue_sqe(q);
+	if (req->fd_op == RF_FDOP_READ)
+		io_uring_prep_read_fixed(sqe, (int)slot, req->payload + req->done,
+					 req->len - req->done, req->off + req->done,
+					 RF_BUF_INDEX_POOL);
+	else
+		io_uring_prep_write_fixed(sqe, (int)slot, req->payload + req->done,
+					  req->len - req->done, req->off + req->done,
+					  RF_BUF_INDEX_POOL);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	rf_sqe_tag(sqe, req, RF_TAG_DATA);
+	req->state = RQ_DATA;
+}
+
+/*
+ * Memory file systems (tmpfs, ramfs) cannot do nonblocking I/O, so the ring
+ * hands every READ_FIXED / WRITE_FIXED on their files to a kernel worker
+ * thread: two context switches per op. Below RF_INLINE_MAX a plain
+ * pread/pwrite into the same slot on this thread is faster (make bench: 4 KiB
+ * random reads five times faster); above it the worker thread's copy running
+ * beside ours wins. Such files never block on a device, so this thread
+ * never waits long. Other file systems always get the ring ops.
+ */
+#define RF_INLINE_MAX (128u << 10)
+
+static bool on_memory_fs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+}
+
+void rf_data_start(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	unsigned int slot = RF_FILE_SLOT_DATA + req->idx;
+	struct io_uring_files_update up = { .offset = slot, .fds = (uint64_t)(uintptr_t)&req->fd };
+	int r;
+
+	if (req->len == 0) {
+		req->fd_op = RF_FDOP_NONE;
+		req->reply_len = 0;
+		if (req->in.opcode == FUSE_WRITE) {
+			struct fuse_write_out o = { 0 };
+
+			memcpy(req->payload, &o, sizeof(o));
+			req->reply_len = sizeof(o);
+		}
+		rf_queue_commit(req);
+		return;
+	}
+	/* Install the plugin's file in this entry's slot; the ring keeps its
+	 * own reference, so a plugin closing the fd early cannot redirect
+	 * the op to another file. */
+	req->inline_io = (q->w->cfg.bench & RF_BENCH_PLAIN_IO) ||
+			 (req->len <= RF_INLINE_MAX && on_memory_fs(req->fd));
+	r = req->inline_io ? 0
+			   : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	if (!req->inline_io && r >= 0)
+		q->files_held = true;
+	if (r < 0) {
+		req->error = r == -EBADF ? EBADF : EIO;
+		req->fd_op = RF_FDOP_NONE;
+		if (r != -EBADF)
+			log_warnx("queue %u: install data file: %s", q->qid, strerror(-r));
+		rf_queue_commit(req);
+		return;
+	}
+	req->done = 0;
+	post_data(req);
+}
+
+void rf_data_done(struct rf_req *req, int res)
+{
+	struct rf_queue *q = req->q;
+
+	if (res > 0) {
+		if (q->w->cfg.bench & RF_BENCH_PLAIN_IO) {
+			/* make bench's comparison: nothing to count */
+		} else if (req->inline_io) {
+			q->stats->inline_ops++;
+			q->stats->inline_bytes += (uint64_t)res;
+		} else if (req->fd_op == RF_FDOP_READ) {
+			q->stats->read_fixed_ops++;
+			q->stats->read_fixed_bytes += (uint64_t)res;
+		} else {
+			q->stats->write_fixed_ops++;
+			q->stats->write_fixed_bytes += (uint64_t)res;
+		}
+		req->done += (uint32_t)res;
+		if (req->done < req->len) {
+			post_data(req); /* short transfer: carry on */
+			return;
+		}
+	} else if (res < 0 && req->done == 0) {
+		req->error = -res < 512 ? -res : EIO;
+	}
+	/* res == 0: end of file */
+	if (req->fd_op == RF_FDOP_READ) {
+		req->reply_len = req->done;
+	} else {
+		struct fuse_write_out o = { .size = req->done };
+
+		memcpy(req->payload, &o, sizeof(o));
+		req->reply_len = sizeof(o);
+	}
+	req->fd_op = RF_FDOP_NONE;
+	rf_queue_commit(req);
+}
+
+/*
+ * A data slot keeps its file open until another file takes the slot: a
+ * file deleted meanwhile keeps its space (and its place in a quota) for
+ * as long. Once the queue has been idle for RF_RELEASE_MS, its slots are
+ * emptied: one system call when a burst ends, none under load.
+ */
+
+bool rf_data_in_flight(const struct rf_queue *q)
+{
+	uint32_t i;
+
+	for (i = 0; i < q->nreqs; i++)
+		if (q->reqs[i].state == RQ_DATA)
+			return true;
+	return false;
+}
+
+void rf_data_release(struct rf_queue *q)
+{
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA,
+					    .fds = (uint64_t)(uintptr_t)q->no_files };
+	int r;
+
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, q->nreqs);
+	if (r < 0)
+		log_warnx("queue %u: empty the data slots: %s", q->qid, strerror(-r));
+	q->files_held = false;
+}

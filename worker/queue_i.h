@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parts of a queue, between the files that make it:
+ *   queue.c   the thread, its SQEs, fetches, commits and the mailbox;
+ *   rescue.c  what a successor finishes for a dead predecessor: adoption
+ *             of the requests in the slots, the rescue of lost ones;
+ *   data.c    file data between the plugin's files and the pool.
+ * Everything here runs on the queue's own thread.
+ */
+#ifndef RINGFENCE_QUEUE_I_H
+#define RINGFENCE_QUEUE_I_H
+
+#include "worker.h"
+
+/* What a completion is for: the low 3 bits of its SQE's user_data; the
+ * rest is the request (or queue) it belongs to, or a probe's id. */
+enum rf_tag {
+	RF_TAG_CMD = 1, /* FUSE REGISTER / COMMIT_AND_FETCH */
+	RF_TAG_DATA = 2, /* READ_FIXED / WRITE_FIXED */
+	RF_TAG_CREAD = 3, /* classic READ of /dev/fuse */
+	RF_TAG_CWRITE = 4, /* classic reply WRITE */
+	RF_TAG_WAKE = 5, /* eventfd read */
+	RF_TAG_PROBE = 6, /* COMMIT_AND_FETCH for a lost request */
+};
+#define RF_TAG_BITS 3
+#define RF_TAG_MASK ((1u << RF_TAG_BITS) - 1)
+
+static inline void rf_sqe_tag(struct io_uring_sqe *sqe, const void *p, enum rf_tag tag)
+{
+	sqe->user_data = (uint64_t)(uintptr_t)p | tag;
+}
+
+/* a probe carries its id, which must stay below 2^61 (rescue.c takes ids
+ * below 2^60 only) */
+static inline void rf_sqe_tag_probe(struct io_uring_sqe *sqe, uint64_t id)
+{
+	sqe->user_data = id << RF_TAG_BITS | RF_TAG_PROBE;
+}
+
+static inline enum rf_tag rf_cqe_tag(const struct io_uring_cqe *cqe)
+{
+	return (enum rf_tag)(cqe->user_data & RF_TAG_MASK);
+}
+
+static inline void *rf_cqe_ptr(const struct io_uring_cqe *cqe)
+{
+	return (void *)(uintptr_t)(cqe->user_data & ~(uint64_t)RF_TAG_MASK);
+}
+
+static inline uint64_t rf_cqe_probe_id(const struct io_uring_cqe *cqe)
+{
+	return cqe->user_data >> RF_TAG_BITS;
+}
+
+/* queue.c */
+struct io_uring_sqe *rf_queue_sqe(struct rf_queue *q);
+void rf_queue_register(struct rf_req *req); /* a fresh entry on the slot */
+void rf_queue_fetched(struct rf_req *req); /* an entry's request arrived */
+void rf_queue_commit(struct rf_req *req); /* the answer goes out */
+void rf_queue_reap(struct rf_queue *q);
+
+/* rescue.c */
+void rf_rescue(struct rf_queue *q);
+void rf_adopt(struct rf_req *req);
+/* The completion of an adopting commit; false if it is none of rescue's. */
+bool rf_adopt_done(struct rf_req *req, int res);
+void rf_register_or_reserve(struct rf_req *req);
+void rf_probe_done(struct rf_queue *q, uint64_t id, int res);
+
+/* data.c; a queue idle this long with files in its data slots lets them
+ * go (rf_data_release) */
+#define RF_RELEASE_MS 100
+void rf_data_start(struct rf_req *req);
+void rf_data_done(struct rf_req *req, int res);
+bool rf_data_in_flight(const struct rf_queue *q);
+void rf_data_release(struct rf_queue *q);
+
+#endif /* RINGFENCE_QUEUE_I_H */
