@@ -84,6 +84,10 @@ grep -q "STDIO-FORGED" "$T/broker.log" && rf_fail "a worker's stdout or stderr r
 rf_assert_worker_fds "$(rf_worker h)" "$(rf_field h queues)"
 rf_log "  stdio -> /dev/null; the worker holds only the descriptors it is given"
 
+# where the clocksource has no vDSO path, glibc makes these system calls
+expect clocks ENOTRECOVERABLE
+rf_log "  clocks -> clock_gettime, clock_getres, gettimeofday, time allowed as system calls"
+
 rf_log "nodev and nosuid hold for what the plugin presents"
 [ "$(stat -c %t:%T "$T/h.mnt/devnode")" = 1:1 ] || rf_fail "devnode attributes"
 { exec 9<"$T/h.mnt/devnode"; } 2>/dev/null && rf_fail "a device node opened through the mount"
@@ -158,6 +162,7 @@ fatal dumpable prctl "$SYS"
 fatal pdeath prctl "$SYS"     # the worker dies with its broker, whatever it asks
 fatal ambient prctl "$SYS"    # not in seccomp.policy
 fatal killall kill "$SYS"     # not in seccomp.policy
+fatal clock_fd clock_gettime "$SYS" # a device's clock, not the system's
 fatal fork clone "$SYS"
 fatal int80 - "$SYS"
 fatal x32 - "$SYS"

@@ -119,6 +119,32 @@ static int a_procscan(void)
 	return ENOENT;
 }
 
+/* Not an attack: the time calls glibc makes where the vDSO cannot serve
+ * it, made as system calls, are allowed (any failure is the errno) */
+static int a_clocks(void)
+{
+	struct timespec ts;
+	struct timeval tv;
+
+	if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) < 0 ||
+	    syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) < 0 ||
+	    syscall(SYS_clock_gettime, CLOCK_MONOTONIC_COARSE, &ts) < 0 ||
+	    syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &ts) < 0 ||
+	    syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) < 0 ||
+	    syscall(SYS_clock_getres, CLOCK_MONOTONIC, &ts) < 0 ||
+	    syscall(SYS_gettimeofday, &tv, NULL) < 0 || syscall(SYS_time, NULL) < 0)
+		return errno;
+	return SUCCEEDED;
+}
+
+/* a clock of a device (a dynamic clock: a negative id naming fd 0) */
+static int a_clock_fd(void)
+{
+	struct timespec ts;
+
+	return result(syscall(SYS_clock_gettime, (long)(int)((~0U << 3) | 3), &ts));
+}
+
 static int a_killall(void)
 {
 	return result(kill(-1, SIGKILL));
@@ -534,6 +560,8 @@ static const struct {
 	{ "seccomp_twice", a_seccomp_twice },
 	{ "pool_nqueues", a_pool_nqueues },
 	{ "pool_fuzz", a_pool_fuzz },
+	{ "clocks", a_clocks },
+	{ "clock_fd", a_clock_fd },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
