@@ -141,6 +141,15 @@ void rf_pool_destroy(struct rf_tenant *t);
  * before each worker starts, so that no successor reads what a dead worker
  * wrote there. */
 void rf_pool_write_header(struct rf_tenant *t);
+/* Before worker generation @generation starts: clear what no worker
+ * playing by the rules could have left, so that a successor is never
+ * blamed (rf_pool_verify) for its predecessor's writes: heartbeat answers
+ * newer than @hb_seq (set to 0, none), and slot records in no known state
+ * or of generation @generation or later (set to none, generation 0).
+ * Records of earlier generations in known states stay: the successor
+ * adopts what they name. Returns how many fields it cleared. Pure. */
+unsigned int rf_pool_clean(void *pool, const struct rf_pool_geom *g, uint32_t generation,
+			   uint64_t hb_seq);
 /* Whether what a worker can write in @pool could have come from a worker
  * that plays by the rules: the header as the broker wrote it (@g,
  * @transport), slot records in a known state and of no generation after

@@ -94,6 +94,33 @@ void rf_pool_write_header(struct rf_tenant *t)
 	ctl->pad0 = 0;
 }
 
+unsigned int rf_pool_clean(void *pool, const struct rf_pool_geom *g, uint32_t generation,
+			   uint64_t hb_seq)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	for (i = 0; i < g->nqueues; i++) {
+		struct rf_queue_stats *st = rf_pool_stats(pool, i);
+
+		if (st->heartbeat > hb_seq) {
+			st->heartbeat = 0;
+			n++;
+		}
+	}
+	for (i = 0; i < g->nslots; i++) {
+		struct rf_slot_state *ss = rf_pool_slot_state(pool, g, i);
+
+		if (ss->state <= RF_SLOT_ANSWERED && ss->generation < generation)
+			continue;
+		if (ss->state == RF_SLOT_NONE && ss->generation == 0)
+			continue;
+		memset(ss, 0, sizeof(*ss));
+		n++;
+	}
+	return n;
+}
+
 /* A FETCHED record this far ahead of the broker's clock was not written by
  * rf_now_ns() (the slack covers a write racing the broker's read). */
 #define RF_POOL_CLOCK_SLACK_NS 1000000000ULL

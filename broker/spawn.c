@@ -169,13 +169,20 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 int rf_worker_spawn(struct rf_tenant *t)
 {
 	uint32_t nq = t->geom.nqueues, q, made = 0;
+	unsigned int cleared;
 	struct io_uring_params *params;
 	int *ring_fds, *clones = NULL;
 	int sv[2], r;
 	pid_t pid;
 
-	/* whatever the last worker wrote in the header, this one reads ours */
+	/* whatever the last worker wrote in the header, this one reads ours;
+	 * and it answers only for what it writes itself */
 	rf_pool_write_header(t);
+	cleared = rf_pool_clean(t->pool, &t->geom, t->generation, t->hb_seq);
+	if (cleared)
+		log_warnx("%s: pool: cleared %u heartbeat answers and slot records that the last "
+			  "worker left and no worker could have written",
+			  t->pol.name, cleared);
 	params = calloc(nq, sizeof(*params));
 	ring_fds = calloc(nq, sizeof(*ring_fds));
 	if (!params || !ring_fds) {

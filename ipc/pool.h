@@ -127,7 +127,7 @@ struct rf_pool_ctl {
  * The ids of the last requests any worker of the mount received, indexed by
  * (id / 2) % RF_SEEN_IDS. The kernel numbers requests 2, 4, 6, ... per
  * connection; an id in the table's range that is not in it was never
- * received: a successor asks each queue for it (see worker/queue.c).
+ * received: a successor asks each queue for it (see worker/rescue.c).
  */
 #define RF_SEEN_IDS 16384
 

@@ -114,11 +114,19 @@ pool_attack() { # NAME
 		rf_fail "pool attack $1: the broker did not say what was wrong with the pool"
 	rf_wait_state h running
 	[ "$(client_errno "$T/h.mnt/suid")" = OK ] || rf_fail "pool attack $1: the successor does not serve"
+	# what the dead worker wrote is not held against its successor (the
+	# broker checks the pool once a second)
+	sleep 3
+	[ "$(rf_field h crashes)" = 1 ] ||
+		rf_fail "pool attack $1: the successor was killed too ($(rf_field h crashes) deaths)"
 	bystander_ok "pool $1"
 	rf_log "  $1 -> $(grep -o "killing worker [0-9]*: pool: .*" "$T/broker.log" | head -1)"
 	rf_stop
 }
 pool_attack pool_nqueues
+pool_attack pool_poison
+grep -q "h: pool: cleared [0-9]* heartbeat answers and slot records" "$T/broker.log" ||
+	rf_fail "pool attack pool_poison: the broker did not say it cleared the pool"
 pool_attack pool_fuzz
 
 rf_log "attacks seccomp traps: SIGSYS, the call named in the log"

@@ -485,6 +485,30 @@ static int a_pool_nqueues(void)
 	return SUCCEEDED;
 }
 
+/* What a dying worker leaves in the pool must not kill its successor: a
+ * heartbeat answer to a PING never sent, a slot in no known state and one
+ * of a generation not started yet. The broker kills this worker for them
+ * and clears them before the next one starts. */
+static int a_pool_poison(void)
+{
+	struct rf_pool_geom g;
+	struct rf_pool_ctl *ctl;
+	size_t len;
+	char *base;
+	int r = find_pool(&base, &len);
+
+	if (r)
+		return r;
+	ctl = (struct rf_pool_ctl *)base;
+	if (rf_pool_geom_init(&g, ctl->nqueues, ctl->depth, ctl->payload_size) < 0 || g.nslots < 2)
+		return EINVAL;
+	rf_pool_stats(base, 0)->heartbeat = UINT64_MAX;
+	rf_pool_slot_state(base, &g, 0)->state = 7;
+	rf_pool_slot_state(base, &g, 1)->state = RF_SLOT_FETCHED;
+	rf_pool_slot_state(base, &g, 1)->generation = 1000000;
+	return SUCCEEDED;
+}
+
 /* Random bytes over the control area (header, counters, slot records, the
  * seen table: all the broker reads) from a thread of its own, for as long
  * as the worker lives, from a seed the log names. Slot headers stay: what
@@ -562,6 +586,7 @@ static const struct {
 	{ "pool_fuzz", a_pool_fuzz },
 	{ "clocks", a_clocks },
 	{ "clock_fd", a_clock_fd },
+	{ "pool_poison", a_pool_poison },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)

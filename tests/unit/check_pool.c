@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The broker's reading of the pool a worker can write: rf_pool_verify(). */
+/* The broker's reading of the pool a worker can write: rf_pool_verify(),
+ * and rf_pool_clean() before a successor starts. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,60 @@ START_TEST(test_random)
 }
 END_TEST
 
+/* A dead worker's impossible writes are cleared before generation GEN
+ * starts, and only those: the successor adopts what earlier generations'
+ * records name, and rf_pool_verify() then holds nothing against it. */
+START_TEST(test_clean_for_successor)
+{
+	struct rf_slot_state *held = rf_pool_slot_state(t.pool, &t.geom, 2);
+	struct rf_slot_state *ss;
+
+	held->state = RF_SLOT_FETCHED;
+	held->generation = GEN - 1;
+	held->commit_id = 42;
+	held->opcode = 15;
+	held->fetched_ns = UINT64_MAX; /* its time, not the successor's */
+	rf_pool_stats(t.pool, 0)->heartbeat = UINT64_MAX;
+	rf_pool_stats(t.pool, 1)->heartbeat = HB;
+	rf_pool_slot_state(t.pool, &t.geom, 0)->state = 7;
+	ss = rf_pool_slot_state(t.pool, &t.geom, 5);
+	ss->state = RF_SLOT_FETCHED;
+	ss->generation = GEN; /* not started yet: nobody's request */
+	ss->commit_id = 44;
+	ck_assert_ptr_nonnull(verify());
+
+	ck_assert_uint_eq(rf_pool_clean(t.pool, &t.geom, GEN, HB), 3);
+	ck_assert_ptr_null(verify());
+	ck_assert_uint_eq(rf_pool_stats(t.pool, 0)->heartbeat, 0);
+	ck_assert_uint_eq(rf_pool_stats(t.pool, 1)->heartbeat, HB);
+	ck_assert_uint_eq(ss->state, RF_SLOT_NONE);
+	ck_assert_uint_eq(ss->commit_id, 0);
+	ck_assert_uint_eq(held->state, RF_SLOT_FETCHED);
+	ck_assert_uint_eq(held->commit_id, 42);
+	ck_assert_uint_eq(held->opcode, 15);
+	/* nothing left to clear */
+	ck_assert_uint_eq(rf_pool_clean(t.pool, &t.geom, GEN, HB), 0);
+}
+END_TEST
+
+/* whatever a worker wrote, the header rewritten and the pool cleaned leave
+ * nothing a successor could be killed for */
+START_TEST(test_clean_random)
+{
+	unsigned int seed = 2, round, i;
+	uint64_t *w = t.pool;
+	size_t n = t.geom.ctl_size / sizeof(*w);
+
+	for (round = 0; round < 2000; round++) {
+		for (i = 0; i < n; i++)
+			w[i] = (uint64_t)rand_r(&seed) << 33 ^ (uint64_t)rand_r(&seed);
+		rf_pool_write_header(&t);
+		rf_pool_clean(t.pool, &t.geom, GEN, HB);
+		ck_assert_msg(verify() == NULL, "round %u: %s", round, why);
+	}
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("pool");
@@ -143,6 +198,8 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_heartbeat_never_sent);
 	tcase_add_test(tc, test_slot_impossible);
 	tcase_add_test(tc, test_random);
+	tcase_add_test(tc, test_clean_for_successor);
+	tcase_add_test(tc, test_clean_random);
 	suite_add_tcase(s, tc);
 	return s;
 }
