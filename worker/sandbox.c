@@ -109,16 +109,22 @@ int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc)
 	struct rlimit fsz = { fsize, fsize }, tasks = { nproc, nproc };
 
 	/* raising the hard limit takes CAP_SYS_RESOURCE, which a host may
-	 * not give the broker: stay within the one inherited */
-	if (getrlimit(RLIMIT_NOFILE, &files) < 0)
-		return -errno;
-	if (files.rlim_max < nofile)
-		nofile = files.rlim_max;
+	 * not give the broker: then stay within the one inherited, and say
+	 * so, for a plugin that keeps a descriptor per file (passthrough)
+	 * fails with EMFILE past it */
 	files.rlim_cur = files.rlim_max = nofile;
-
-	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_NOFILE, &files) < 0 ||
-	    setrlimit(RLIMIT_DATA, &priv) < 0 || setrlimit(RLIMIT_FSIZE, &fsz) < 0 ||
-	    (nproc && setrlimit(RLIMIT_NPROC, &tasks) < 0))
+	if (setrlimit(RLIMIT_NOFILE, &files) < 0) {
+		if (errno != EPERM || getrlimit(RLIMIT_NOFILE, &files) < 0)
+			return -errno;
+		log_warnx("descriptors: at most %llu, the broker's hard RLIMIT_NOFILE (%llu "
+			  "needs CAP_SYS_RESOURCE)",
+			  (unsigned long long)files.rlim_max, (unsigned long long)nofile);
+		files.rlim_cur = files.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &files) < 0)
+			return -errno;
+	}
+	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_DATA, &priv) < 0 ||
+	    setrlimit(RLIMIT_FSIZE, &fsz) < 0 || (nproc && setrlimit(RLIMIT_NPROC, &tasks) < 0))
 		return -errno;
 	return 0;
 }

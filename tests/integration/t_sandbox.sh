@@ -43,8 +43,14 @@ grep -qE ' /source [^ ]+ [^ ]*nosuid,nodev' "/proc/$W/mounts" || rf_fail "/sourc
 [ "$(ls /proc/"$(rf_worker mem)"/root | tr '\n' ' ')" = "proc " ] || rf_fail "memfs root holds a source"
 nsenter -t "$W" -u hostname | grep -qx ringfence || rf_fail "hostname"
 grep -q '^Max core file size *0 *0' "/proc/$W/limits" || rf_fail "core dumps allowed"
-nofile=$(ulimit -Hn)
-[ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ] && nofile=65536
+# 65536 descriptors; where the broker may not raise its hard limit (no
+# CAP_SYS_RESOURCE), that limit, and the log says so
+nofile=65536
+if ! (ulimit -Hn 65536) 2>/dev/null; then
+	nofile=$(ulimit -Hn)
+	grep -q "pt: worker: descriptors: at most $nofile, the broker's hard RLIMIT_NOFILE" "$T/broker.log" ||
+		rf_fail "no word in the log of the descriptor limit $nofile"
+fi
 grep -q "^Max open files *$nofile *$nofile " "/proc/$W/limits" ||
 	rf_fail "nofile limit: $(grep 'open files' "/proc/$W/limits"), expected $nofile"
 grep -q '^Max file size *1048576 *1048576' "/proc/$W/limits" || rf_fail "fsize limit"
