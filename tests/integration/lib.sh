@@ -19,6 +19,13 @@ EXTRA_PIDS=() # other brokers a test started, stopped by PID at cleanup
 EXTRA_MOUNTS=() # file systems a test mounted itself (not ringfence's), unmounted at cleanup
 EXTRA_DIRS=() # directories a test made outside $T (cgroups), removed at cleanup
 
+# How many times slower than a plain host this machine is: the 7.3 guest
+# under QEMU's TCG sets it (tests/vm-guest.sh), and every bounded wait of
+# the helpers below lasts that many times longer. rf_tries N: the loop
+# counter of a wait of N tries.
+RF_TIME_SCALE=${RF_TIME_SCALE:-1}
+rf_tries() { seq $(($1 * RF_TIME_SCALE)); }
+
 rf_log() { echo "  [$(basename "$0" .sh)/$TRANSPORT] $*"; }
 rf_fail() {
 	echo "  FAIL: $*" >&2
@@ -142,13 +149,21 @@ rf_field() {
 	rf_status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
-# Start the broker on $T/policy and wait until every tenant in $@ runs.
+# Start the broker on $T/policy and wait until every tenant in $@ runs
+# (in the cgroup v2 group $RF_BROKER_CGROUP, if set, as its only process).
 rf_start() {
 	local i t ok
-	# shellcheck disable=SC2086 # RF_BROKER_ARGS: extra words, e.g. --bench-unsafe=...
-	"$RINGFENCED" ${RF_BROKER_ARGS:-} -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+	if [ -n "${RF_BROKER_CGROUP:-}" ]; then
+		# the broker alone in the cgroup v2 group RF_BROKER_CGROUP
+		# shellcheck disable=SC2016,SC2086 # $$ is the inner shell's
+		bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$RF_BROKER_CGROUP" \
+			"$RINGFENCED" ${RF_BROKER_ARGS:-} -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+	else
+		# shellcheck disable=SC2086 # RF_BROKER_ARGS: extra words, e.g. --bench-unsafe=...
+		"$RINGFENCED" ${RF_BROKER_ARGS:-} -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+	fi
 	BROKER_PID=$!
-	for i in $(seq 100); do
+	for i in $(rf_tries 100); do
 		ok=1
 		for t in "$@"; do
 			[ "$(rf_field "$t" state 2>/dev/null)" = running ] || ok=0
@@ -157,14 +172,14 @@ rf_start() {
 		kill -0 "$BROKER_PID" 2>/dev/null || rf_fail "broker exited during start-up"
 		sleep 0.1
 	done
-	rf_fail "tenants $* not running after 10 s"
+	rf_fail "tenants $* not running after $((10 * RF_TIME_SCALE)) s"
 }
 
 # Stop the broker with SIGTERM and check that its mounts are gone.
 rf_stop() {
 	local i mp
 	kill -TERM "$BROKER_PID"
-	for i in $(seq 100); do
+	for i in $(rf_tries 100); do
 		kill -0 "$BROKER_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -179,14 +194,14 @@ rf_stop() {
 	return 0
 }
 
-# rf_wait_state TENANT STATE: up to 10 s
+# rf_wait_state TENANT STATE: up to 10 s (times RF_TIME_SCALE)
 rf_wait_state() {
 	local i
-	for i in $(seq 100); do
+	for i in $(rf_tries 100); do
 		[ "$(rf_field "$1" state 2>/dev/null)" = "$2" ] && return 0
 		sleep 0.1
 	done
-	rf_fail "tenant $1 is '$(rf_field "$1" state 2>/dev/null)', not '$2', after 10 s"
+	rf_fail "tenant $1 is '$(rf_field "$1" state 2>/dev/null)', not '$2', after $((10 * RF_TIME_SCALE)) s"
 }
 
 # Worker PID of tenant $1.

@@ -17,6 +17,11 @@ image() {
 	mkdir -p "$dir"
 }
 
+# the images are loop-mounted (a kernel may build loop as a module not yet
+# loaded, as Debian's 7.3 does)
+[ -e /dev/loop-control ] || modprobe loop 2>/dev/null
+[ -e /dev/loop-control ] || rf_fail "no loop devices (/dev/loop-control), and modprobe loop failed"
+
 rf_log "btrfs: a subvolume with quotas, beside one without a limit"
 image "$T/b" mkfs.btrfs -q
 mount -o loop "$T/b.img" "$T/b" || rf_fail "mount the btrfs image"

@@ -78,4 +78,30 @@ for g in "${GROUPS_MADE[@]}"; do [ -d "$g" ] && rf_fail "$g outlived its tenant"
 for c in memory pids cpu; do
 	[ -d "/sys/fs/cgroup/$c/ringfence/pt" ] && rf_fail "cgroup of pt left behind"
 done
+
+case $mech in
+cgroup2*)
+	# as under systemd with Delegate=yes: v2 lets no process stay in a group
+	# that hands controllers down, so the broker moves itself to a leaf
+	rf_log "cgroup v2 delegation: a broker alone in its group moves to <group>/broker, tenants below <group>/ringfence"
+	D=/sys/fs/cgroup/rf-test-delegate.$$
+	mkdir "$D" || rf_fail "mkdir $D"
+	EXTRA_DIRS+=("$D/ringfence/d" "$D/ringfence" "$D/broker" "$D")
+	rf_policy_reset
+	rf_policy d memfs "" "memory_max = 32M" "pids_max = 40"
+	RF_BROKER_CGROUP=$D rf_start d
+	grep -qx "0::/${D#/sys/fs/cgroup/}/broker" "/proc/$BROKER_PID/cgroup" ||
+		rf_fail "the broker is in $(cat "/proc/$BROKER_PID/cgroup"), not $D/broker"
+	grep -qx "0::/${D#/sys/fs/cgroup/}/ringfence/d" "/proc/$(rf_worker d)/cgroup" ||
+		rf_fail "the worker is in $(cat "/proc/$(rf_worker d)/cgroup"), not $D/ringfence/d"
+	[ "$(cat "$D/ringfence/d/memory.max")" = $((32 << 20)) ] || rf_fail "delegated memory.max"
+	[ "$(cat "$D/ringfence/d/pids.max")" = 40 ] || rf_fail "delegated pids.max"
+	grep -q "cgroup2: tenants' groups go below $D/ringfence; the broker moved into $D/broker" \
+		"$T/broker.log" || rf_fail "the broker did not say where the groups go"
+	echo delegated >"$T/d.mnt/f" && [ "$(cat "$T/d.mnt/f")" = delegated ] || rf_fail "delegated tenant I/O"
+	rf_stop
+	[ -d "$D/ringfence/d" ] && rf_fail "$D/ringfence/d outlived its tenant"
+	;;
+*) rf_log "cgroup v2 delegation: not here (every controller is bound to a v1 hierarchy)" ;;
+esac
 exit 0
