@@ -68,15 +68,17 @@ done
 rf_wait_state pt running
 sleep 1
 touch "$T/stop"
+stopped=$(date +%s)
 for p in "${pids[@]}"; do
-	for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(rf_tries 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$p" 2>/dev/null; then
 		ps -o pid,stat,wchan:30,cmd --ppid "$p" >&2
 		kill -KILL "$p"
-		rf_fail "client $p is stuck 30 s after the last kill"
+		rf_fail "client $p is stuck $((30 * RF_TIME_SCALE)) s after the last kill"
 	fi
 	wait "$p"
 done
+rf_log "  the clients ended $(($(date +%s) - stopped)) s after being told to stop"
 
 rf_log "every acknowledged write is intact"
 want=$(sha256sum <"$T/blob" | cut -d' ' -f1)
