@@ -1,6 +1,6 @@
 # ringfence: plain make. `make V=1` shows full commands.
 # Targets: all (default), deps, demo, check, check-unit, check-san,
-#          check-integration, bench, fuzz, format, format-check, clean.
+#          check-integration, check-vm, bench, fuzz, format, format-check, clean.
 
 CC      ?= cc
 BUILD   ?= build
@@ -53,7 +53,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: all deps demo check check-unit check-san check-integration bench fuzz format format-check clean
+.PHONY: all deps demo check check-unit check-san check-integration check-vm vm-build bench fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -123,11 +123,27 @@ check-san:
 check-integration: all
 	@./tests/run-integration.sh
 
+# the Linux 7.3 guest (tests/run-vm.sh): QEMU, and what virtme-ng needs of
+# the host (udev names the guest's console ports, so that its output and
+# exit status come back)
+VM_DEPS := qemu-system-x86 busybox-static kbd kmod udev file iproute2 util-linux-extra \
+	python3-argcomplete python3-requests debian-archive-keyring xz-utils
+
+check-vm: deps
+	@./tools/install-deps.sh $(VM_DEPS)
+	$(Q)$(MAKE) --no-print-directory vm-build
+	@./tests/run-vm.sh
+
+# what the guest runs, built on the host
+vm-build: all $(UNIT_BINS)
+	@:
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-san
 	$(Q)$(MAKE) --no-print-directory check-integration
+	$(Q)$(MAKE) --no-print-directory check-vm
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
