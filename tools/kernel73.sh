@@ -92,8 +92,11 @@ AOPT=(-o "Dir::Etc::sourcelist=$APT/sources.list" -o Dir::Etc::sourceparts=/dev/
 	-o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
 
 say "reading the experimental and unstable indexes from $MIRROR"
-apt-get "${AOPT[@]}" -qq update >&2 ||
+# apt-get update exits 0 when an index cannot be fetched; it only warns
+if ! out=$(apt-get "${AOPT[@]}" -qq update 2>&1) || grep -q '^[WE]: Failed to fetch' <<<"$out"; then
+	printf '%s\n' "$out" >&2
 	die "cannot read Debian experimental/unstable from $MIRROR (no network to the mirror?)"
+fi
 
 # versions PKG: every version of PKG the two suites offer
 versions() {
