@@ -107,26 +107,32 @@ START_TEST(test_slot_impossible)
 }
 END_TEST
 
+/* random words over the control area from byte @from on, as
+ * tests/plugins/hostile.c writes them */
+static void scribble(unsigned int *seed, size_t from)
+{
+	uint64_t *w = t.pool;
+	size_t i, n = t.geom.ctl_size / sizeof(*w);
+
+	for (i = (from + sizeof(*w) - 1) / sizeof(*w); i < n; i++)
+		w[i] = (uint64_t)rand_r(seed) << 33 ^ (uint64_t)rand_r(seed);
+}
+
 /* random bytes over the whole control area, as tests/plugins/hostile.c
  * writes them: never a read outside it (ASan in make check-san), and a
  * changed header is always caught */
 START_TEST(test_random)
 {
-	unsigned int seed = 1, round, i;
-	uint64_t *w = t.pool;
-	size_t n = t.geom.ctl_size / sizeof(*w);
+	unsigned int seed = 1, round;
 
 	for (round = 0; round < 2000; round++) {
-		for (i = 0; i < n; i++)
-			w[i] = (uint64_t)rand_r(&seed) << 33 ^ (uint64_t)rand_r(&seed);
+		scribble(&seed, 0);
 		ck_assert_ptr_nonnull(verify());
 	}
 	/* and only the header left as it was: the records are still checked */
 	for (round = 0; round < 200; round++) {
 		rf_pool_write_header(&t);
-		for (i = 0; i < n; i++)
-			if (i * sizeof(*w) >= sizeof(struct rf_pool_ctl))
-				w[i] = (uint64_t)rand_r(&seed) << 33 ^ (uint64_t)rand_r(&seed);
+		scribble(&seed, sizeof(struct rf_pool_ctl));
 		ck_assert_ptr_nonnull(verify());
 	}
 }
@@ -172,13 +178,10 @@ END_TEST
  * nothing a successor could be killed for */
 START_TEST(test_clean_random)
 {
-	unsigned int seed = 2, round, i;
-	uint64_t *w = t.pool;
-	size_t n = t.geom.ctl_size / sizeof(*w);
+	unsigned int seed = 2, round;
 
 	for (round = 0; round < 2000; round++) {
-		for (i = 0; i < n; i++)
-			w[i] = (uint64_t)rand_r(&seed) << 33 ^ (uint64_t)rand_r(&seed);
+		scribble(&seed, 0);
 		rf_pool_write_header(&t);
 		rf_pool_clean(t.pool, &t.geom, GEN, HB);
 		ck_assert_msg(verify() == NULL, "round %u: %s", round, why);
