@@ -123,6 +123,10 @@ void rf_adopt(struct rf_req *req)
 
 		memcpy(h->in_out, &oh, sizeof(oh));
 		h->ring_ent_in_out.payload_sz = 0;
+		/* as for any answer: once the commit may have gone out, the
+		 * entry may fetch its next request into this slot, and a
+		 * successor of ours must take the slot as one in doubt */
+		__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
 	}
 	sqe = rf_queue_sqe(q);
 	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
@@ -235,7 +239,17 @@ static void inherited_fetched(struct rf_queue *q)
 		return;
 	}
 	/* a request in a slot we cannot find would wait for good: die, and
-	 * let the next worker end it */
+	 * let the next worker end it; say what each slot looked like */
+	for (e = 0; e < q->w->cfg.depth; e++) {
+		const struct rf_req *req = &q->reqs[e];
+		const struct fuse_uring_req_header *h = (const void *)req->hdr;
+
+		log_warnx("queue %u slot %u: %s, state %d, record %u, commit id %llu, mark %llu",
+			  q->qid, e, req->candidate ? "in doubt" : "placed", (int)req->state,
+			  (unsigned int)__atomic_load_n(&req->ss->state, __ATOMIC_RELAXED),
+			  (unsigned long long)h->ring_ent_in_out.commit_id,
+			  (unsigned long long)req->mark);
+	}
 	fatalx("queue %u: an inherited entry fetched into no slot we know", q->qid);
 }
 
@@ -258,6 +272,24 @@ void rf_probe_done(struct rf_queue *q, uint64_t id, int res)
 		register_reserved(q);
 }
 
+/*
+ * May the dead entry of this slot have moved on to a request we do not
+ * know of? Not while the slot is recorded FETCHED and still shows that
+ * request: no commit for it went out (every answer is recorded ANSWERED
+ * first), so its entry holds it. Anything else is in doubt, a FETCHED slot
+ * that shows another request included (only the kernel writes one there).
+ */
+static bool slot_in_doubt(const struct rf_req *req)
+{
+	struct fuse_in_header in;
+
+	if (__atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED)
+		return true;
+	memcpy(&in, ((const struct fuse_uring_req_header *)(const void *)req->hdr)->in_out,
+	       sizeof(in));
+	return in.unique != req->ss->commit_id;
+}
+
 void rf_rescue(struct rf_queue *q)
 {
 	struct rf_worker *w = q->w;
@@ -273,13 +305,11 @@ void rf_rescue(struct rf_queue *q)
 	sv = calloc(w->cfg.depth, sizeof(*sv));
 	if (!sv)
 		fatal("calloc");
-	/* a FETCHED slot's entry still holds the request recorded there */
 	for (e = 0; e < w->cfg.depth; e++) {
 		struct rf_req *req = &q->reqs[e];
 		const struct fuse_uring_req_header *h = (const void *)req->hdr;
 
-		req->candidate = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) !=
-				 RF_SLOT_FETCHED;
+		req->candidate = slot_in_doubt(req);
 		memcpy(sv[e].oh, h->in_out, sizeof(sv[e].oh));
 		memcpy(&sv[e].eio, &h->ring_ent_in_out, sizeof(sv[e].eio));
 	}

@@ -102,5 +102,9 @@ done <"$T/acked.fio"
 rf_log "  $total acknowledged files and $nfio fio-verified files intact; $(rf_field pt crashes) deaths, adopted $(rf_field pt adopted), rescued $(rf_field pt rescued)"
 rf_log "  $(grep -c 'never reached a worker' "$T/broker.log") lost requests ended; asked: $(grep -o 'asked for [0-9]*' "$T/broker.log" | awk '{print $3}' | tr '\n' ' ')"
 [ "$(rf_field pt crashes)" -ge "$KILLS" ] || rf_fail "crashes = $(rf_field pt crashes)"
+# a successor that cannot place an entry it inherited dies rather than lose a
+# request; it never should (two entries on one slot would share it)
+! grep -q "fetched into no slot we know" "$T/broker.log" ||
+	rf_fail "a successor inherited an entry it could not place"
 echo after >"$M/after" && [ "$(cat "$M/after")" = after ] || rf_fail "the mount does not serve"
 rf_stop

@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: MIT
-/* The seen table and the ids a successor asks for (worker/rescue.c). */
+/*
+ * What a successor does for a dead worker (worker/rescue.c): the seen
+ * table and the ids it asks for; and, on a real io_uring that reaches no
+ * FUSE connection, what it records and sends for each slot.
+ */
 #include "check_main.h"
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+#include "queue_i.h"
+#include "uring_uapi.h"
 #include "worker.h"
 
 static struct rf_worker w;
@@ -99,6 +108,175 @@ START_TEST(test_garbage_in_the_table_is_ignored)
 }
 END_TEST
 
+/* One queue of DEPTH slots on a plain SQE128 ring with no files: the
+ * commands it sends fail with EBADF, which a probe takes as a miss. */
+#define DEPTH 4
+static struct rf_queue q;
+static struct rf_req reqs[DEPTH];
+static struct rf_slot_state slots[DEPTH];
+static struct fuse_uring_req_header hdrs[DEPTH];
+static struct rf_pool_ctl *ctl;
+static char last_line[256];
+static unsigned int nlines;
+
+/* what the code under test logs: counted, the last line kept */
+static void sink(int level, const char *line)
+{
+	(void)level;
+	nlines++;
+	snprintf(last_line, sizeof(last_line), "%s", line);
+}
+
+static void ring_setup(void)
+{
+	uint32_t e;
+
+	setup();
+	log_set_sink(sink);
+	nlines = 0;
+	memset(&q, 0, sizeof(q));
+	memset(reqs, 0, sizeof(reqs));
+	memset(slots, 0, sizeof(slots));
+	memset(hdrs, 0, sizeof(hdrs));
+	ctl = calloc(1, sizeof(*ctl) + sizeof(struct rf_queue_stats));
+	ck_assert_ptr_nonnull(ctl);
+	w.ctl = ctl;
+	w.cfg.depth = DEPTH;
+	w.nqueues = 1;
+	w.queues = &q;
+	q.w = &w;
+	q.reqs = reqs;
+	q.nreqs = DEPTH;
+	q.stats = &ctl->q[0];
+	ck_assert_int_eq(io_uring_queue_init(16, &q.ring, IORING_SETUP_SQE128), 0);
+	for (e = 0; e < DEPTH; e++) {
+		reqs[e].q = &q;
+		reqs[e].idx = e;
+		reqs[e].ss = &slots[e];
+		reqs[e].hdr = (char *)&hdrs[e];
+	}
+}
+
+static void ring_teardown(void)
+{
+	io_uring_queue_exit(&q.ring);
+	free(ctl);
+	teardown();
+}
+
+/* slot @e as the kernel and a dead worker left it: request @id (@op) in
+ * its header, recorded @state */
+static void slot(uint32_t e, uint64_t id, uint32_t op, uint32_t state)
+{
+	struct fuse_in_header in = { .len = sizeof(in), .opcode = op, .unique = id };
+
+	memcpy(hdrs[e].in_out, &in, sizeof(in));
+	hdrs[e].ring_ent_in_out.commit_id = id;
+	slots[e].commit_id = id;
+	slots[e].opcode = op;
+	slots[e].state = state;
+}
+
+static struct fuse_out_header answer_in(uint32_t e)
+{
+	struct fuse_out_header oh;
+
+	memcpy(&oh, hdrs[e].in_out, sizeof(oh));
+	return oh;
+}
+
+/* the last command queued on the ring */
+static const struct fuse_uring_cmd_req *queued(uint32_t *cmd_op)
+{
+	const struct io_uring_sqe *sqe =
+		&q.ring.sq.sqes[((q.ring.sq.sqe_tail - 1) & q.ring.sq.ring_mask) << 1];
+
+	ck_assert_int_eq(sqe->opcode, IORING_OP_URING_CMD);
+	*cmd_op = sqe->cmd_op;
+	return (const void *)((const char *)sqe + RF_SQE_CMD_OFFSET);
+}
+
+START_TEST(test_adopt_eio_is_recorded_answered_before_it_is_sent)
+{
+	uint32_t op;
+	const struct fuse_uring_cmd_req *cmd;
+
+	/* a WRITE cannot be run again: it is answered EIO, and its record
+	 * says so before the commit goes out, for the commit may fetch the
+	 * next request into the slot and a successor of ours must know */
+	slot(0, 40, FUSE_WRITE, RF_SLOT_FETCHED);
+	rf_adopt(&reqs[0]);
+	ck_assert_uint_eq(slots[0].state, RF_SLOT_ANSWERED);
+	ck_assert_int_eq(answer_in(0).error, -EIO);
+	ck_assert_uint_eq(answer_in(0).unique, 40);
+	ck_assert_uint_eq(hdrs[0].ring_ent_in_out.payload_sz, 0);
+	cmd = queued(&op);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
+	ck_assert_uint_eq(cmd->commit_id, 40);
+	ck_assert_int_eq(reqs[0].state, RQ_WAIT);
+	ck_assert(reqs[0].adopting);
+}
+END_TEST
+
+START_TEST(test_adopt_sends_a_complete_answer_as_it_is)
+{
+	struct fuse_out_header oh = { .len = sizeof(oh) + 8, .error = 0, .unique = 44 };
+	uint32_t op;
+
+	slot(1, 44, FUSE_WRITE, RF_SLOT_ANSWERED);
+	memcpy(hdrs[1].in_out, &oh, sizeof(oh));
+	hdrs[1].ring_ent_in_out.payload_sz = 8;
+	reqs[1].payload_cap = 4096;
+	rf_adopt(&reqs[1]);
+	ck_assert_int_eq(answer_in(1).error, 0);
+	ck_assert_uint_eq(hdrs[1].ring_ent_in_out.payload_sz, 8);
+	ck_assert_uint_eq(queued(&op)->commit_id, 44);
+	ck_assert_uint_eq(ctl->adopted_answered, 1);
+}
+END_TEST
+
+START_TEST(test_rescue_doubts_every_slot_whose_entry_may_have_moved_on)
+{
+	struct fuse_out_header marker;
+
+	rf_seen_record(&w, 40);
+	rf_seen_record(&w, 44);
+	rf_seen_record(&w, 48);
+	rf_rescue_plan(&w);
+	ck_assert_uint_gt(w.nrescue, 0);
+	slot(0, 40, FUSE_WRITE, RF_SLOT_FETCHED); /* its entry holds 40 */
+	/* recorded as holding 44, but the kernel wrote 52 there: a commit
+	 * for 44 went out, and its entry fetched again */
+	slot(1, 52, FUSE_READ, RF_SLOT_FETCHED);
+	slots[1].commit_id = 44;
+	slots[1].opcode = FUSE_WRITE;
+	slot(2, 48, FUSE_WRITE, RF_SLOT_ANSWERED);
+	rf_rescue(&q);
+	ck_assert(!reqs[0].candidate);
+	ck_assert(reqs[1].candidate);
+	ck_assert(reqs[2].candidate);
+	ck_assert(reqs[3].candidate); /* never used: a fresh entry's */
+	/* every probe missed (EBADF): nothing inherited, and each id is
+	 * taken as seen, so that the next successor does not ask again */
+	ck_assert_int_eq(q.floating, 0);
+	ck_assert_uint_eq(ctl->rescued, 0);
+	ck_assert_uint_eq(w.rescue[w.nrescue - 1], 42);
+	ck_assert(rf_seen(&w, 42));
+	/* what adoption reads is back; the unused slot keeps the marker */
+	ck_assert_uint_eq(hdrs[1].ring_ent_in_out.commit_id, 52);
+	ck_assert_uint_eq(reqs[1].mark, 52);
+	ck_assert_uint_eq(hdrs[2].ring_ent_in_out.commit_id, 48);
+	memcpy(&marker, hdrs[3].in_out, sizeof(marker));
+	ck_assert_int_eq(marker.error, -EIO);
+	ck_assert_uint_eq(hdrs[3].ring_ent_in_out.commit_id, 0);
+	ck_assert_uint_eq(reqs[3].mark, 0);
+	/* one line per failed ask, and the summary */
+	ck_assert_uint_eq(nlines, w.nrescue + 1);
+	ck_assert_ptr_nonnull(
+		strstr(last_line, "asked for 35 request ids no worker received: 0 found"));
+}
+END_TEST
+
 static Suite *rescue_suite(void)
 {
 	Suite *s = suite_create("rescue");
@@ -110,6 +288,12 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_gaps_and_ids_ahead_newest_first);
 	tcase_add_test(tc, test_range_is_one_table_wide);
 	tcase_add_test(tc, test_garbage_in_the_table_is_ignored);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("adoption");
+	tcase_add_checked_fixture(tc, ring_setup, ring_teardown);
+	tcase_add_test(tc, test_adopt_eio_is_recorded_answered_before_it_is_sent);
+	tcase_add_test(tc, test_adopt_sends_a_complete_answer_as_it_is);
+	tcase_add_test(tc, test_rescue_doubts_every_slot_whose_entry_may_have_moved_on);
 	suite_add_tcase(s, tc);
 	return s;
 }
