@@ -13,7 +13,9 @@
 # line (default "clocksource=hpet loglevel=5"). The guest's console
 # goes to VM_CONSOLE (build/check-vm-console.log), its end printed on a
 # failure; VM_VERBOSE=1 shows all of it. Everything vm-guest.sh reads from
-# the environment passes through.
+# the environment passes through. VM_COMMAND runs that shell command in the
+# guest instead of tests/vm-guest.sh, from the repository's root, with the
+# same exit status, limits and output (e.g. to try a kernel interface).
 set -u
 if [ $# -gt 0 ]; then
 	case $1 in
@@ -46,6 +48,13 @@ env_args=""
 for v in VM_TESTS VM_TRANSPORTS VM_TEST_TIMEOUT RF_TIME_SCALE RINGFENCE_REQUIRE_ALL CK_DEFAULT_TIMEOUT; do
 	[ -n "${!v:-}" ] && env_args="$env_args $v=$(printf %q "${!v}")"
 done
+if [ -n "${VM_COMMAND:-}" ]; then
+	# the line from which the guest's standard error is shown, as
+	# vm-guest.sh prints it
+	guest_cmd="${env_args:+export$env_args && }echo \"vm: Linux \$(uname -r)\" >&2 && $VM_COMMAND"
+else
+	guest_cmd="$env_args ./tests/vm-guest.sh"
+fi
 # HPET has no vDSO path: every clock read in the guest is a system call, as
 # on hosts whose clocksource the vDSO cannot read (some hypervisors)
 # loglevel=5: the console carries warnings and worse (WARN_ON, oopses, a
@@ -92,7 +101,7 @@ setsid env PATH="$KDIR/root/usr/bin:$PATH" PYTHONPATH="$KDIR/root/usr/lib/python
 	/usr/bin/python3 "$KDIR/root/usr/bin/vng" --verbose \
 	-r "$KDIR/root/usr/lib/modules/$REL/vmlinuz" --force-9p --disable-kvm \
 	--memory "${VM_MEMORY:-3G}" --cpus "${VM_CPUS:-2}" --rodir="$ROOT" "${append[@]}" "--qemu-opts=-accel $ACCEL" \
-	-- "cd $(printf %q "$ROOT") &&$env_args ./tests/vm-guest.sh" </dev/null >"$pipes/out" 2>"$pipes/err" &
+	-- "cd $(printf %q "$ROOT") && $guest_cmd" </dev/null >"$pipes/out" 2>"$pipes/err" &
 VM=$!
 stop_vm() {
 	kill -TERM -- "-$VM" 2>/dev/null
