@@ -36,8 +36,13 @@ while time.time() < end:
         elif op == 1:
             os.listdir(m)
         elif op == 2:
-            with open(f, "rb") as h:
-                h.read()
+            # O_NONBLOCK: a random mode can make the name a fifo, whose
+            # open would wait for a writer, not for the file system
+            fd = os.open(f, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                os.read(fd, 1 << 16)
+            finally:
+                os.close(fd)
         elif op == 3:
             with open(f, "r+b") as h:
                 h.write(b"chaos %d\n" % calls)
