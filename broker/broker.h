@@ -26,6 +26,8 @@ struct rf_conn_params {
 	uint32_t payload_size; /* per entry: max(8192, max_write, max_pages * page) */
 	uint64_t flags; /* negotiated INIT flags, flags2 in the high half */
 	enum rf_transport transport; /* 0 (AUTO) until INIT has settled it */
+	bool bufpool_offered; /* 7.46+ on io-uring: FUSE_HAS_IO_URING_BUFPOOL */
+	bool bufpool; /* ... and the policy lets the queues use them */
 	char why[160]; /* how the transport was chosen, for the log */
 };
 

@@ -246,6 +246,10 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 {
 	const char *limits = t->cg.mechanism[0] ? t->cg.mechanism : "rlimits";
 	long long up = t->started && t->state == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
+	/* the kernel's buffer pools, or a payload buffer per entry; and the
+	 * bytes the pool pins (registered with every ring) */
+	const char *buffers = t->geom.qpool_size ? "pool" : "entries";
+	unsigned long long pinned = t->pool ? (unsigned long long)t->geom.total_size : 0;
 	const char *keys[32];
 	unsigned long long vals[32], p50, p99, max;
 	struct rf_queue_stats s;
@@ -258,11 +262,12 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	max = (unsigned long long)(s.latency_max_ns / 1000);
 	if (!json) {
 		put(o,
-		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u worker=%d "
-		    "mountpoint=%s plugin=%s user=%s uid=%u gid=%u",
+		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u buffers=%s "
+		    "pinned=%llu worker=%d mountpoint=%s plugin=%s user=%s uid=%u gid=%u",
 		    t->pol.name, rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues,
-		    t->geom.depth, t->conn.max_write, (int)t->worker_pid, t->pol.mountpoint,
-		    t->pol.plugin, t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
+		    t->geom.depth, t->conn.max_write, buffers, pinned, (int)t->worker_pid,
+		    t->pol.mountpoint, t->pol.plugin, t->pol.user, (unsigned int)t->uid,
+		    (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
 		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s disk=%s%s%s\n", p50, p99,
@@ -274,9 +279,10 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.name);
 	put(o,
 	    ",\"state\":\"%s\",\"transport\":\"%s\",\"queues\":%u,\"depth\":%u,"
-	    "\"max_write\":%u,\"worker\":%d,\"mountpoint\":",
+	    "\"max_write\":%u,\"buffers\":\"%s\",\"pinned\":%llu,\"worker\":%d,"
+	    "\"mountpoint\":",
 	    rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues, t->geom.depth,
-	    t->conn.max_write, (int)t->worker_pid);
+	    t->conn.max_write, buffers, pinned, (int)t->worker_pid);
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);

@@ -74,6 +74,19 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 		break;
 	}
 
+	/* a capability of the kernel, not a feature to ask for: the queues
+	 * take pools if the broker adds them */
+	cp->bufpool_offered = cp->transport == RF_TRANSPORT_URING && cp->minor >= 46 &&
+			      (offered & FUSE_HAS_IO_URING_BUFPOOL);
+	if (p->bufpool == RF_FEATURE_ON && !cp->bufpool_offered) {
+		snprintf(cp->why, sizeof(cp->why),
+			 "bufpool = on, but the kernel offers no FUSE io-uring buffer pools "
+			 "(protocol 7.%u over %s; they need 7.46, Linux 7.3)",
+			 in->minor, cp->transport == RF_TRANSPORT_URING ? "io-uring" : "/dev/fuse");
+		return -EOPNOTSUPP;
+	}
+	cp->bufpool = cp->bufpool_offered && p->bufpool != RF_FEATURE_OFF;
+
 	flags = RF_WANTED_FLAGS;
 	if (cp->transport == RF_TRANSPORT_URING)
 		flags |= FUSE_OVER_IO_URING;

@@ -125,6 +125,7 @@ static int answer_init(struct rf_tenant *t)
 		struct fuse_out_header eh = { sizeof(eh), -EPROTO, req.h.unique };
 
 		log_warnx("%s: %s", t->pol.name, t->conn.why);
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "%s", t->conn.why);
 		if (write(t->fuse_fd, &eh, sizeof(eh)) < 0)
 			log_warn("%s: write INIT error", t->pol.name);
 		return r;

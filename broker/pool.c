@@ -18,15 +18,36 @@
 int rf_pool_create(struct rf_tenant *t)
 {
 	void *want, *p;
-	uint32_t q;
+	uint32_t q, bufs = 0;
 	int r;
 
-	r = rf_pool_geom_init(&t->geom, t->b->nqueues, t->pol.queue_depth, t->conn.payload_size);
+	if (t->conn.bufpool) {
+		bufs = rf_pool_buffers(t->pol.pool_size, t->b->nqueues, t->pol.queue_depth,
+				       t->conn.payload_size);
+		if (!bufs) {
+			log_warnx(
+				"%s: pool_size %llu cannot hold one %u-byte buffer for each of %u "
+				"queues besides their %u entries' headers",
+				t->pol.name, (unsigned long long)t->pol.pool_size,
+				t->conn.payload_size, t->b->nqueues, t->pol.queue_depth);
+			return -EINVAL;
+		}
+	}
+	r = rf_pool_geom_init(&t->geom, t->b->nqueues, t->pol.queue_depth, t->conn.payload_size,
+			      bufs * t->conn.payload_size);
 	if (r < 0) {
 		log_warnx("%s: pool of %u queues x %u entries x %u bytes is out of range",
 			  t->pol.name, t->b->nqueues, t->pol.queue_depth, t->conn.payload_size);
 		return r;
 	}
+	if (bufs)
+		log_info("%s: kernel buffer pools: %u buffers of %u bytes per queue, %llu bytes "
+			 "pinned",
+			 t->pol.name, bufs, t->conn.payload_size,
+			 (unsigned long long)t->geom.total_size);
+	else
+		log_info("%s: per-entry buffers, %llu bytes pinned", t->pol.name,
+			 (unsigned long long)t->geom.total_size);
 	t->pool_fd = memfd_create("ringfence-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (t->pool_fd < 0) {
 		r = -errno;
@@ -91,7 +112,7 @@ void rf_pool_write_header(struct rf_tenant *t)
 	ctl->ctl_size = t->geom.ctl_size;
 	ctl->total_size = t->geom.total_size;
 	ctl->transport = (uint32_t)t->conn.transport;
-	ctl->pad0 = 0;
+	ctl->qpool_size = t->geom.qpool_size;
 }
 
 unsigned int rf_pool_clean(void *pool, const struct rf_pool_geom *g, uint32_t generation,
@@ -138,7 +159,7 @@ const char *rf_pool_verify(const void *pool, const struct rf_pool_geom *g, uint3
 	    LOAD(ctl->nslots) != g->nslots || LOAD(ctl->payload_size) != g->payload_size ||
 	    LOAD(ctl->slot_size) != g->slot_size || LOAD(ctl->ctl_size) != g->ctl_size ||
 	    LOAD(ctl->total_size) != g->total_size || LOAD(ctl->transport) != transport ||
-	    LOAD(ctl->pad0) != 0) {
+	    LOAD(ctl->qpool_size) != g->qpool_size) {
 		snprintf(why, len, "pool: the header the broker wrote was changed");
 		return why;
 	}

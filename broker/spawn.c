@@ -130,6 +130,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.payload_size = t->geom.payload_size;
 	c.pool_addr = (uint64_t)(uintptr_t)t->pool;
 	c.pool_size = t->geom.total_size;
+	c.qpool_size = t->geom.qpool_size;
 	c.uid = t->uid;
 	c.gid = t->gid;
 	c.proto_minor = t->conn.minor;

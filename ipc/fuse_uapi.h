@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The FUSE kernel protocol (7.45, Linux 6.18) as ringfence uses it.
+ * The FUSE kernel protocol (7.46, Linux 7.3) as ringfence uses it; Linux
+ * 6.18 speaks 7.45, which is 7.46 without buffer pools and zero copy.
  *
  * Debian 12 ships protocol 7.38 in <linux/fuse.h>, without io-uring, so the
  * project carries its own definitions, written from the protocol as checked
@@ -15,7 +16,7 @@
 #include <sys/ioctl.h>
 
 #define FUSE_KERNEL_VERSION 7
-#define FUSE_KERNEL_MINOR_VERSION 45
+#define FUSE_KERNEL_MINOR_VERSION 46
 #define FUSE_ROOT_ID 1
 
 /* The smallest buffer a classic /dev/fuse read accepts. */
@@ -65,7 +66,7 @@
 #define FUSE_ALLOW_IDMAP (1ULL << 40)
 #define FUSE_OVER_IO_URING (1ULL << 41)
 #define FUSE_REQUEST_TIMEOUT (1ULL << 42)
-/* Protocol 7.46 (Linux 7.3): buffer pools; value as reported, unverified. */
+/* 7.46: the kernel takes io-uring buffer pools (ADD_QUEUE, ADD_BUFPOOL) */
 #define FUSE_HAS_IO_URING_BUFPOOL (1ULL << 43)
 
 /* fuse_setattr_in.valid */
@@ -91,6 +92,9 @@
 #define FOPEN_NOFLUSH (1U << 5)
 #define FOPEN_PARALLEL_DIRECT_WRITES (1U << 6)
 #define FOPEN_PASSTHROUGH (1U << 7)
+/* 7.46: move this file's READ/WRITE data through the client's own pages,
+ * when its queue is a zero-copy one and the request's data is in pages */
+#define FOPEN_IO_URING_ZERO_COPY (1U << 8)
 
 /* fuse_getattr_in.getattr_flags */
 #define FUSE_GETATTR_FH (1U << 0)
@@ -476,11 +480,15 @@ struct fuse_notify_inval_entry_out {
 #define FUSE_URING_IN_OUT_HEADER_SZ 128
 #define FUSE_URING_OP_IN_OUT_SZ 128
 
+/* fuse_uring_ent_in_out.flags (7.46): the request's data is in the
+ * client's pages, at the entry's zero-copy buffer index */
+#define FUSE_URING_ENT_ZERO_COPY (1ULL << 0)
+
 struct fuse_uring_ent_in_out {
 	uint64_t flags;
 	uint64_t commit_id; /* the request's unique; echoed in the commit */
 	uint32_t payload_sz; /* bytes of payload, both directions */
-	uint32_t padding; /* 7.46: offset of the payload within a buffer pool */
+	uint32_t offset; /* 7.46: where the payload starts within the buffer pool */
 	uint64_t reserved;
 };
 
@@ -494,16 +502,32 @@ enum fuse_uring_cmd {
 	FUSE_IO_URING_CMD_INVALID = 0,
 	FUSE_IO_URING_CMD_REGISTER = 1,
 	FUSE_IO_URING_CMD_COMMIT_AND_FETCH = 2,
-	/* 7.46 (Linux 7.3), reported values, not used until verified there. */
+	/* 7.46: make queue qid (before anything else on it) */
 	FUSE_IO_URING_CMD_ADD_QUEUE = 3,
+	/* 7.46: give queue qid its payload pool (after ADD_QUEUE, before any
+	 * REGISTER); with IORING_URING_CMD_FIXED, a registered buffer */
 	FUSE_IO_URING_CMD_ADD_BUFPOOL = 4,
 };
+
+/* fuse_uring_cmd_req.flags of ADD_QUEUE (7.46): a zero-copy queue, which
+ * needs a buffer pool and CAP_SYS_ADMIN in the task that adds it */
+#define FUSE_URING_ZERO_COPY (1ULL << 0)
 
 struct fuse_uring_cmd_req {
 	uint64_t flags;
 	uint64_t commit_id;
 	uint16_t qid;
 	uint8_t padding[6];
+	union { /* 7.46 */
+		struct {
+			uint64_t uaddr; /* the pool's first byte */
+			uint32_t len;
+			uint32_t reserved;
+		} bufpool; /* ADD_BUFPOOL */
+		/* REGISTER on a zero-copy queue: the slot of the ring's buffer
+		 * table the kernel fills with each request's pages; 0 elsewhere */
+		uint16_t ent_zero_copy_buf_index;
+	};
 };
 
 #define RF_UAPI_ASSERT_SIZE(type, size) \
@@ -550,6 +574,6 @@ RF_UAPI_ASSERT_SIZE(fuse_direntplus, 152);
 RF_UAPI_ASSERT_SIZE(fuse_notify_inval_entry_out, 16);
 RF_UAPI_ASSERT_SIZE(fuse_uring_ent_in_out, 32);
 RF_UAPI_ASSERT_SIZE(fuse_uring_req_header, 288);
-RF_UAPI_ASSERT_SIZE(fuse_uring_cmd_req, 24);
+RF_UAPI_ASSERT_SIZE(fuse_uring_cmd_req, 40);
 
 #endif /* RINGFENCE_FUSE_UAPI_H */

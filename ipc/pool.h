@@ -7,6 +7,15 @@
  *   [control area][slot 0][slot 1]...[slot nslots-1]
  *   slot = [RF_SLOT_HDR_SIZE header area][payload_size payload]
  *
+ * With the kernel's buffer pools (7.46, qpool_size != 0) an entry's slot
+ * is its header area alone, and each queue has one payload pool of
+ * qpool_size bytes, in which the kernel picks a payload_size buffer for
+ * each request (fuse_uring_ent_in_out.offset); the last slot, queue 0's
+ * /dev/fuse reader, keeps its payload:
+ *
+ *   [control area][hdr 0]...[hdr nslots-2][hdr + payload of the reader]
+ *   [pool of queue 0]...[pool of queue nqueues-1]
+ *
  * On the io-uring path the header area starts with the kernel's
  * struct fuse_uring_req_header. On the classic path a /dev/fuse read lands
  * RF_CLASSIC_PREFIX bytes before the payload, so that WRITE data starts on the
@@ -41,7 +50,7 @@ static inline uint64_t rf_now_ns(void)
 }
 
 #define RF_POOL_MAGIC 0x6c6f6f7065636e66ULL /* "fncepool" */
-#define RF_POOL_VERSION 1
+#define RF_POOL_VERSION 2
 #define RF_PAGE_SIZE 4096u
 #define RF_SLOT_HDR_SIZE RF_PAGE_SIZE
 #define RF_CLASSIC_PREFIX (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
@@ -112,7 +121,7 @@ struct rf_pool_ctl {
 	uint64_t ctl_size;
 	uint64_t total_size;
 	uint32_t transport; /* enum rf_transport, set by the broker */
-	uint32_t pad0; /* the header up to here is the broker's; it never changes */
+	uint32_t qpool_size; /* the header up to here is the broker's; it never changes */
 	uint64_t adopted; /* requests successors answered for dead workers */
 	uint64_t adopted_rerun; /* ... of which run again in full */
 	uint64_t adopted_answered; /* ... of which the dead worker had answered */
@@ -141,7 +150,9 @@ struct rf_pool_geom {
 	uint32_t nslots; /* nqueues * depth + 1 (the queue-0 /dev/fuse reader) */
 	uint32_t payload_size;
 	uint32_t slot_size;
+	uint32_t qpool_size; /* bytes of each queue's buffer pool; 0: per-entry buffers */
 	uint64_t ctl_size;
+	uint64_t qpool_offset; /* of queue 0's buffer pool */
 	uint64_t total_size;
 };
 
@@ -150,31 +161,76 @@ static inline uint64_t rf_round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-/* Returns 0, or -EINVAL when the numbers are out of range or overflow. */
+/* Returns 0, or -EINVAL when the numbers are out of range or overflow.
+ * @qpool_size: 0 for per-entry buffers, else each queue's buffer pool, a
+ * whole number of payload_size buffers. */
 static inline int rf_pool_geom_init(struct rf_pool_geom *g, uint32_t nqueues, uint32_t depth,
-				    uint32_t payload_size)
+				    uint32_t payload_size, uint32_t qpool_size)
 {
 	uint64_t ctl, total;
 
 	if (nqueues == 0 || nqueues > 4096 || depth == 0 || depth > 1024 ||
-	    payload_size < FUSE_MIN_READ_BUFFER || payload_size % RF_PAGE_SIZE)
+	    payload_size < FUSE_MIN_READ_BUFFER || payload_size % RF_PAGE_SIZE ||
+	    qpool_size % payload_size)
 		return -EINVAL;
 	g->nqueues = nqueues;
 	g->depth = depth;
 	g->nslots = nqueues * depth + 1;
 	g->payload_size = payload_size;
-	g->slot_size = RF_SLOT_HDR_SIZE + payload_size;
+	g->qpool_size = qpool_size;
+	g->slot_size = RF_SLOT_HDR_SIZE + (qpool_size ? 0 : payload_size);
 	ctl = rf_round_up(sizeof(struct rf_pool_ctl) +
 				  (uint64_t)nqueues * sizeof(struct rf_queue_stats) +
 				  (uint64_t)(nqueues * depth + 1) * sizeof(struct rf_slot_state) +
 				  RF_SEEN_IDS * sizeof(uint64_t),
 			  RF_PAGE_SIZE);
 	total = ctl + (uint64_t)g->nslots * g->slot_size;
+	g->qpool_offset = 0;
+	if (qpool_size) {
+		/* the reader's payload, then the queues' pools */
+		total += payload_size;
+		g->qpool_offset = total;
+		total += (uint64_t)nqueues * qpool_size;
+	}
 	if (total > RF_POOL_STRIDE / 2)
 		return -EINVAL;
 	g->ctl_size = ctl;
 	g->total_size = total;
 	return 0;
+}
+
+/* The automatic pool_size: what per-entry buffers would pin, up to this. */
+#define RF_POOL_AUTO_MAX (32ULL << 20)
+
+/*
+ * Buffers per queue's pool for a pool that pins at most @budget bytes in
+ * all (0: automatic), its control area, headers and the reader's slot
+ * included; at most one per entry, which is all a queue can use. 0 when
+ * not even one buffer per queue fits.
+ */
+static inline uint32_t rf_pool_buffers(uint64_t budget, uint32_t nqueues, uint32_t depth,
+				       uint32_t payload_size)
+{
+	struct rf_pool_geom one, entries;
+	uint64_t fixed, n;
+
+	if (rf_pool_geom_init(&one, nqueues, depth, payload_size, payload_size) < 0 ||
+	    rf_pool_geom_init(&entries, nqueues, depth, payload_size, 0) < 0)
+		return 0;
+	if (!budget)
+		budget = entries.total_size < RF_POOL_AUTO_MAX ? entries.total_size
+							       : RF_POOL_AUTO_MAX;
+	fixed = one.total_size - (uint64_t)nqueues * payload_size;
+	if (budget < fixed)
+		return 0;
+	n = (budget - fixed) / ((uint64_t)nqueues * payload_size);
+	return (uint32_t)(n < depth ? n : depth);
+}
+
+/* Where queue @q's buffer pool starts (pools only). */
+static inline uint64_t rf_pool_qpool(const struct rf_pool_geom *g, uint32_t q)
+{
+	return g->qpool_offset + (uint64_t)q * g->qpool_size;
 }
 
 static inline uint64_t rf_pool_slot_offset(const struct rf_pool_geom *g, uint32_t slot)

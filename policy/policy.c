@@ -128,6 +128,7 @@ enum key_kind {
 	K_SIZE,
 	K_SIZE64,
 	K_TRANSPORT,
+	K_FEATURE, /* auto, on, off: enum rf_feature */
 	K_PLUGIN,
 	K_LOG,
 	K_OWNERSHIP,
@@ -163,6 +164,8 @@ static const struct key_def mount_keys[] = {
 	MKEY("seccomp_policy", K_PATH, seccomp_policy, 0, 0, 0),
 	MKEY("group", K_NAME, group, 0, 0, 0),
 	MKEY("transport", K_TRANSPORT, transport, 0, 0, 0),
+	MKEY("bufpool", K_FEATURE, bufpool, 0, 0, 0),
+	MKEY("pool_size", K_SIZE64, pool_size, 1ULL << 20, 1ULL << 40, 4096),
 	MKEY("queue_depth", K_UINT, queue_depth, 1, RF_QUEUE_DEPTH_MAX, 0),
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
 	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
@@ -366,6 +369,18 @@ static int set_value(struct parser *ps, const struct key_def *k, void *base, con
 		((uint32_t *)field)[1] = (uint32_t)hi;
 		return 0;
 	}
+	case K_FEATURE:
+		if (!strcmp(v, "auto"))
+			*(int *)field = RF_FEATURE_AUTO;
+		else if (!strcmp(v, "on"))
+			*(int *)field = RF_FEATURE_ON;
+		else if (!strcmp(v, "off"))
+			*(int *)field = RF_FEATURE_OFF;
+		else {
+			perr(ps, ps->line, "%s: expected auto, on or off, got '%s'", k->key, v);
+			return -1;
+		}
+		return 0;
 	case K_TRANSPORT:
 		if (!strcmp(v, "auto"))
 			*(enum rf_transport *)field = RF_TRANSPORT_AUTO;
@@ -454,6 +469,12 @@ static void check_mount(struct parser *ps, struct section *sec)
 		perr(ps, line_of(sec, "ownership"),
 		     "ownership: xattr needs default_permissions = yes (the kernel enforces "
 		     "the owners and modes the plugin reports)");
+	if (m->bufpool == RF_FEATURE_ON && m->transport == RF_TRANSPORT_CLASSIC)
+		perr(ps, line_of(sec, "bufpool"),
+		     "bufpool: on needs FUSE io-uring, and transport is classic");
+	if (m->pool_size && m->bufpool == RF_FEATURE_OFF)
+		perr(ps, line_of(sec, "pool_size"),
+		     "pool_size: sizes the kernel's buffer pools, and bufpool is off");
 	if ((m->disk_max || m->inodes_max) && !m->source[0])
 		perr(ps, line_of(sec, m->disk_max ? "disk_max" : "inodes_max"),
 		     "%s: limits the tenant's source, and there is none",
@@ -731,10 +752,11 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
 	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
 	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
-	       SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) &&
-	       SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) && SAME(request_timeout) &&
-	       SAME(heartbeat_timeout) && SAME(crash_limit) && SAME(crash_window) &&
-	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) && SAME(ownership);
+	       SAME(bufpool) && SAME(pool_size) && SAME(queue_depth) && SAME(max_write) &&
+	       SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) &&
+	       SAME(cpu_weight) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
+	       SAME(crash_limit) && SAME(crash_window) && SAME(allow_other) &&
+	       SAME(default_permissions) && SAME(read_only) && SAME(ownership);
 #undef SAME
 #undef SAME_STR
 }

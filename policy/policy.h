@@ -17,6 +17,15 @@
 #include "ringfence/plugin.h"
 #include "transport.h"
 
+/* A kernel feature the policy may ask for: used where the kernel offers
+ * it (auto), required (on: the tenant does not start without it), or not
+ * used (off). */
+enum rf_feature {
+	RF_FEATURE_AUTO = 0,
+	RF_FEATURE_ON,
+	RF_FEATURE_OFF,
+};
+
 #define RF_POLICY_NAME_MAX 64
 #define RF_POLICY_PATH_MAX 1024
 #define RF_POLICY_OPTIONS_MAX 1024
@@ -32,6 +41,8 @@ struct rf_mount_policy {
 	char group[RF_POLICY_NAME_MAX]; /* "": the user's own (primary) group */
 	char seccomp_policy[RF_POLICY_PATH_MAX]; /* "" = the global one */
 	enum rf_transport transport;
+	int bufpool; /* RF_FEATURE_*: the kernel's buffer pools (7.46) */
+	uint64_t pool_size; /* bytes the pool may pin with buffer pools; 0: automatic */
 	uint32_t queue_depth;
 	uint32_t max_write;
 	uint32_t start_timeout; /* seconds for a worker to report READY */

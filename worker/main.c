@@ -102,7 +102,8 @@ static void recv_config(void)
 	    !terminated(W.cfg.options, sizeof(W.cfg.options)) ||
 	    !terminated(W.cfg.seccomp_policy, sizeof(W.cfg.seccomp_policy)))
 		fatalx("malformed CONFIG");
-	if (rf_pool_geom_init(&W.geom, W.cfg.nqueues, W.cfg.depth, W.cfg.payload_size) < 0 ||
+	if (rf_pool_geom_init(&W.geom, W.cfg.nqueues, W.cfg.depth, W.cfg.payload_size,
+			      W.cfg.qpool_size) < 0 ||
 	    W.geom.total_size != W.cfg.pool_size)
 		fatalx("CONFIG: pool geometry does not add up");
 	W.pool = mmap((void *)(uintptr_t)W.cfg.pool_addr, W.cfg.pool_size, PROT_READ | PROT_WRITE,
@@ -146,6 +147,10 @@ static void setup_queues(void)
 		qu->qid = q;
 		qu->stats = rf_pool_stats(W.pool, q);
 		qu->nreqs = W.cfg.depth + (reader ? 1 : 0);
+		if (W.geom.qpool_size) {
+			qu->qpool = (char *)W.pool + rf_pool_qpool(&W.geom, q);
+			qu->qpool_size = W.geom.qpool_size;
+		}
 		qu->reqs = calloc(qu->nreqs, sizeof(*qu->reqs));
 		if (!qu->reqs)
 			fatal("calloc");
@@ -158,7 +163,10 @@ static void setup_queues(void)
 			req->idx = e;
 			req->classic = W.cfg.transport == RF_TRANSPORT_CLASSIC || e == W.cfg.depth;
 			req->hdr = (char *)W.pool + rf_pool_slot_offset(&W.geom, slot);
-			req->payload = req->hdr + RF_SLOT_HDR_SIZE;
+			/* with a buffer pool, each request says where its
+			 * payload is (rf_queue_fetched) */
+			req->payload = qu->qpool && !req->classic ? qu->qpool
+								  : req->hdr + RF_SLOT_HDR_SIZE;
 			req->payload_cap = W.geom.payload_size;
 			req->fd = -1;
 			req->ss = rf_pool_slot_state(W.pool, &W.geom, slot);

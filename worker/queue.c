@@ -50,16 +50,32 @@ struct io_uring_sqe *rf_queue_sqe(struct rf_queue *q)
 	return sqe;
 }
 
+/*
+ * On a queue with a kernel buffer pool every command carries the pool's
+ * registered-buffer index, or the kernel refuses it (docs/kernel-facts.md).
+ */
+struct io_uring_sqe *rf_queue_cmd(struct rf_queue *q, uint32_t op, uint64_t commit_id)
+{
+	struct io_uring_sqe *sqe = rf_queue_sqe(q);
+
+	rf_prep_fuse_cmd(sqe, op, (uint16_t)q->qid, commit_id);
+	if (q->qpool_size) {
+		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+		sqe->buf_index = RF_BUF_INDEX_POOL;
+	}
+	return sqe;
+}
+
 void rf_queue_register(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
-	struct io_uring_sqe *sqe = rf_queue_sqe(q);
+	struct io_uring_sqe *sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_REGISTER, 0);
 
-	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_REGISTER, (uint16_t)q->qid, 0);
 	req->iov[0].iov_base = req->hdr;
 	req->iov[0].iov_len = sizeof(struct fuse_uring_req_header);
-	req->iov[1].iov_base = req->payload;
-	req->iov[1].iov_len = req->payload_cap;
+	/* with a pool, the second iovec stays empty: payloads are the pool's */
+	req->iov[1].iov_base = q->qpool_size ? NULL : req->payload;
+	req->iov[1].iov_len = q->qpool_size ? 0 : req->payload_cap;
 	sqe->addr = (uint64_t)(uintptr_t)req->iov;
 	sqe->len = 2;
 	rf_sqe_tag(sqe, req, RF_TAG_CMD);
@@ -136,9 +152,7 @@ void rf_queue_commit(struct rf_req *req)
 
 		memcpy(h->in_out, &oh, sizeof(oh));
 		h->ring_ent_in_out.payload_sz = req->error ? 0 : req->reply_len;
-		sqe = rf_queue_sqe(q);
-		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
-				 req->in.unique);
+		sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, req->in.unique);
 		rf_sqe_tag(sqe, req, RF_TAG_CMD);
 		req->state = RQ_WAIT;
 	}
@@ -210,17 +224,25 @@ void rf_queue_fetched(struct rf_req *req)
 	const struct fuse_uring_req_header *h = (const void *)req->hdr;
 	struct fuse_uring_ent_in_out eio;
 
+	struct rf_queue *q = req->q;
+	bool in_pool;
+
 	memcpy(&req->in, h->in_out, sizeof(req->in));
 	memcpy(&eio, &h->ring_ent_in_out, sizeof(eio));
 	record_fetch(req);
-	req->q->stats->requests++;
-	req->q->stats->uring_requests++;
+	q->stats->requests++;
+	q->stats->uring_requests++;
+	/* the kernel's word for where the payload is, held to the pool */
+	in_pool = !q->qpool_size || ((uint64_t)eio.offset + req->payload_cap <= q->qpool_size);
+	if (q->qpool_size && in_pool)
+		req->payload = q->qpool + eio.offset;
 	req->arg0 = h->op_in;
 	req->rest = req->payload;
 	req->rest_len = eio.payload_sz;
-	if (eio.payload_sz > req->payload_cap || eio.commit_id != req->in.unique) {
-		log_warnx("queue %u: kernel entry with payload %u > %u or commit id mismatch",
-			  req->q->qid, eio.payload_sz, req->payload_cap);
+	if (eio.payload_sz > req->payload_cap || eio.commit_id != req->in.unique || !in_pool) {
+		log_warnx("queue %u: kernel entry with payload %u > %u, offset %u outside a "
+			  "%u-byte pool, or commit id mismatch",
+			  q->qid, eio.payload_sz, req->payload_cap, eio.offset, q->qpool_size);
 		req->state = RQ_PLUGIN;
 		rf_req_reset(req);
 		rf_reply_err(req, EIO);
@@ -389,6 +411,8 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 	case RF_TAG_PROBE:
 		rf_probe_done(q, rf_cqe_probe_id(cqe), cqe->res);
 		return;
+	case RF_TAG_SETUP: /* waited for by setup_cmd alone */
+		break;
 	}
 	/* not ours: something else submitted on this ring */
 	log_warnx("queue %u: unexpected completion (user_data 0x%llx, res %d)", q->qid,
@@ -457,6 +481,57 @@ static int submit_and_wait(struct rf_queue *q)
 	return r;
 }
 
+/* Submit one setup command of this queue and wait for it: its result.
+ * Nothing else is in flight yet. */
+static int setup_cmd(struct rf_queue *q, uint32_t op)
+{
+	struct io_uring_sqe *sqe = rf_queue_sqe(q);
+	struct fuse_uring_cmd_req *c = rf_prep_fuse_cmd(sqe, op, (uint16_t)q->qid, 0);
+	struct io_uring_cqe *cqe;
+	int r;
+
+	if (op == FUSE_IO_URING_CMD_ADD_BUFPOOL) {
+		c->bufpool.uaddr = (uint64_t)(uintptr_t)q->qpool;
+		c->bufpool.len = q->qpool_size;
+		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+		sqe->buf_index = RF_BUF_INDEX_POOL;
+	}
+	sqe->user_data = RF_TAG_SETUP;
+	r = io_uring_submit_and_wait(&q->ring, 1);
+	if (r < 0)
+		return r;
+	r = io_uring_peek_cqe(&q->ring, &cqe);
+	if (r < 0)
+		return r;
+	if (rf_cqe_tag(cqe) != RF_TAG_SETUP)
+		fatalx("queue %u: completion 0x%llx before the queue was set up", q->qid,
+		       (unsigned long long)cqe->user_data);
+	r = cqe->res;
+	io_uring_cqe_seen(&q->ring, cqe);
+	return r;
+}
+
+/*
+ * Give the queue its kernel buffer pool: the queue, then the pool, both
+ * before any entry. Both outlive the worker that added them; a successor
+ * finds the queue there (EEXIST) and the pool too (EINVAL), at the same
+ * address, which is where the pool is mapped in every generation.
+ */
+static void add_pool(struct rf_queue *q)
+{
+	int r = setup_cmd(q, FUSE_IO_URING_CMD_ADD_QUEUE);
+	bool existed = r == -EEXIST;
+
+	if (r < 0 && !existed)
+		fatalx("queue %u: FUSE io-uring ADD_QUEUE: %s", q->qid, strerror(-r));
+	r = setup_cmd(q, FUSE_IO_URING_CMD_ADD_BUFPOOL);
+	if (r < 0 && !(existed && r == -EINVAL))
+		fatalx("queue %u: FUSE io-uring ADD_BUFPOOL of %u bytes: %s", q->qid, q->qpool_size,
+		       strerror(-r));
+	log_debug("queue %u: %s buffer pool of %u bytes", q->qid, existed ? "kept the" : "added a",
+		  q->qpool_size);
+}
+
 static void *queue_main(void *arg)
 {
 	struct rf_queue *q = arg;
@@ -474,6 +549,8 @@ static void *queue_main(void *arg)
 	r = install_wake(q);
 	if (r < 0)
 		fatalx("queue %u: install wake-up eventfd: %s", q->qid, strerror(-r));
+	if (q->qpool_size)
+		add_pool(q);
 	post_wake_read(q);
 	if (w->cfg.adopt)
 		rf_rescue(q);

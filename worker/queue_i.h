@@ -21,6 +21,7 @@ enum rf_tag {
 	RF_TAG_CWRITE = 4, /* classic reply WRITE */
 	RF_TAG_WAKE = 5, /* eventfd read */
 	RF_TAG_PROBE = 6, /* COMMIT_AND_FETCH for a lost request */
+	RF_TAG_SETUP = 7, /* ADD_QUEUE / ADD_BUFPOOL, waited for at start */
 };
 #define RF_TAG_BITS 3
 #define RF_TAG_MASK ((1u << RF_TAG_BITS) - 1)
@@ -54,6 +55,8 @@ static inline uint64_t rf_cqe_probe_id(const struct io_uring_cqe *cqe)
 
 /* queue.c */
 struct io_uring_sqe *rf_queue_sqe(struct rf_queue *q);
+/* An SQE for FUSE command @op of this queue, as the queue's buffers need. */
+struct io_uring_sqe *rf_queue_cmd(struct rf_queue *q, uint32_t op, uint64_t commit_id);
 void rf_queue_register(struct rf_req *req); /* a fresh entry on the slot */
 void rf_queue_fetched(struct rf_req *req); /* an entry's request arrived */
 void rf_queue_commit(struct rf_req *req); /* the answer goes out */

@@ -128,9 +128,7 @@ void rf_adopt(struct rf_req *req)
 		 * successor of ours must take the slot as one in doubt */
 		__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
 	}
-	sqe = rf_queue_sqe(q);
-	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid,
-			 req->ss->commit_id);
+	sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, req->ss->commit_id);
 	rf_sqe_tag(sqe, req, RF_TAG_CMD);
 	req->state = RQ_WAIT;
 }
@@ -322,8 +320,7 @@ void rf_rescue(struct rf_queue *q)
 		probe_arm(q, id);
 		q->probe_id = id;
 		q->probe_missed = false;
-		sqe = rf_queue_sqe(q);
-		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, (uint16_t)q->qid, id);
+		sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, id);
 		rf_sqe_tag_probe(sqe, id);
 		/* submit, and run the task work of whatever the kernel did */
 		r = io_uring_submit_and_get_events(&q->ring);

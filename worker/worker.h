@@ -94,6 +94,10 @@ struct rf_queue {
 	bool files_held; /* a data slot of the ring still holds a plugin's file */
 	int *no_files; /* nreqs times -1: what empties the data slots */
 	bool probe_missed; /* ... and the kernel does not have it here */
+	/* the kernel's buffer pool of this queue (7.46), inside fixed buffer
+	 * 0; qpool_size 0: each entry has its own payload buffer */
+	char *qpool;
+	uint32_t qpool_size;
 };
 
 /*

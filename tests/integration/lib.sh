@@ -145,6 +145,16 @@ rf_status() { "$CTL" -s "$T/ctl.sock" status "$@"; }
 rf_uid() { rf_field "$1" uid; }
 
 # field NAME from the status line of tenant $1
+# Is the running kernel MAJOR.MINOR or later?
+rf_kernel_at_least() {
+	local v maj min
+	v=$(uname -r)
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" = "$1" ] && [ "${min:-0}" -ge "$2" ]; }
+}
+
 rf_field() {
 	rf_status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }

@@ -137,6 +137,11 @@ if [ "$TRANSPORT" = uring ]; then
 else
 	[ "$ur" = 0 ] && [ "$cr" = "$req" ] || rf_fail "classic mount used io-uring ($ur)"
 fi
+# the kernel's buffer pools where it has them (7.3), on io-uring only
+want=entries
+[ "$TRANSPORT" = uring ] && rf_kernel_at_least 7 3 && want=pool
+[ "$(rf_field pt buffers)" = "$want" ] || rf_fail "buffers=$(rf_field pt buffers), not $want"
+[ "$(rf_field pt pinned)" -gt 0 ] || rf_fail "pinned=$(rf_field pt pinned)"
 [ "$(rf_field pt read_fixed_ops)" -gt 0 ] || rf_fail "no READ_FIXED"
 [ "$(rf_field pt write_fixed_ops)" -gt 0 ] || rf_fail "no WRITE_FIXED"
 rf_status pt | sed 's/^/    /'

@@ -500,7 +500,9 @@ static int a_pool_poison(void)
 	if (r)
 		return r;
 	ctl = (struct rf_pool_ctl *)base;
-	if (rf_pool_geom_init(&g, ctl->nqueues, ctl->depth, ctl->payload_size) < 0 || g.nslots < 2)
+	if (rf_pool_geom_init(&g, ctl->nqueues, ctl->depth, ctl->payload_size, ctl->qpool_size) <
+		    0 ||
+	    g.nslots < 2)
 		return EINVAL;
 	rf_pool_stats(base, 0)->heartbeat = UINT64_MAX;
 	rf_pool_slot_state(base, &g, 0)->state = 7;

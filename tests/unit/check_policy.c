@@ -329,6 +329,42 @@ START_TEST(test_error_buffer_truncates_safely)
 }
 END_TEST
 
+static int parse_mount(const char *keys, struct rf_policy **p)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof(text), "[mount a]\nmountpoint = /mnt/a\nplugin = hello\n%s",
+			 keys);
+
+	*p = NULL;
+	return rf_policy_parse("mem", text, (size_t)n, p, err, sizeof(err));
+}
+
+START_TEST(test_buffer_pool_keys)
+{
+	struct rf_policy *p;
+
+	ck_assert_int_eq(parse_mount("", &p), 0);
+	ck_assert_int_eq(p->mounts[0].bufpool, RF_FEATURE_AUTO);
+	ck_assert_uint_eq(p->mounts[0].pool_size, 0);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("bufpool = on\npool_size = 32M\n", &p), 0);
+	ck_assert_int_eq(p->mounts[0].bufpool, RF_FEATURE_ON);
+	ck_assert_uint_eq(p->mounts[0].pool_size, 32 << 20);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("bufpool = off\n", &p), 0);
+	ck_assert_int_eq(p->mounts[0].bufpool, RF_FEATURE_OFF);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("bufpool = maybe\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:4: bufpool: expected auto, on or off, got 'maybe'"));
+	ck_assert_int_eq(parse_mount("transport = classic\nbufpool = on\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:5: bufpool: on needs FUSE io-uring"));
+	ck_assert_int_eq(parse_mount("bufpool = off\npool_size = 8M\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:5: pool_size: sizes the kernel's buffer pools"));
+	ck_assert_int_eq(parse_mount("pool_size = 512K\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:4: pool_size"));
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	uint64_t v;
@@ -366,6 +402,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_error_buffer_truncates_safely);
 	tcase_add_test(tc, test_parse_size);
+	tcase_add_test(tc, test_buffer_pool_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,7 +20,7 @@ static char why[128];
 static void setup(void)
 {
 	memset(&t, 0, sizeof(t));
-	ck_assert_int_eq(rf_pool_geom_init(&t.geom, 2, 8, 1 << 20), 0);
+	ck_assert_int_eq(rf_pool_geom_init(&t.geom, 2, 8, 1 << 20, 0), 0);
 	t.pool = calloc(1, t.geom.ctl_size);
 	ck_assert_ptr_nonnull(t.pool);
 	t.conn.transport = RF_TRANSPORT_URING;
@@ -68,7 +68,7 @@ static const size_t header_fields[] = {
 	offsetof(struct rf_pool_ctl, nslots),	  offsetof(struct rf_pool_ctl, payload_size),
 	offsetof(struct rf_pool_ctl, slot_size),  offsetof(struct rf_pool_ctl, ctl_size),
 	offsetof(struct rf_pool_ctl, total_size), offsetof(struct rf_pool_ctl, transport),
-	offsetof(struct rf_pool_ctl, pad0),
+	offsetof(struct rf_pool_ctl, qpool_size),
 };
 
 START_TEST(test_header_changed)

@@ -21,7 +21,13 @@ START_TEST(test_uring_header_layout)
 	ck_assert_uint_eq(offsetof(struct fuse_uring_ent_in_out, payload_sz), 16);
 	ck_assert_uint_eq(offsetof(struct fuse_uring_cmd_req, commit_id), 8);
 	ck_assert_uint_eq(offsetof(struct fuse_uring_cmd_req, qid), 16);
-	ck_assert_uint_eq(sizeof(struct fuse_uring_cmd_req), 24);
+	/* 7.46 */
+	ck_assert_uint_eq(offsetof(struct fuse_uring_ent_in_out, offset), 20);
+	ck_assert_uint_eq(sizeof(struct fuse_uring_ent_in_out), 32);
+	ck_assert_uint_eq(offsetof(struct fuse_uring_cmd_req, bufpool.uaddr), 24);
+	ck_assert_uint_eq(offsetof(struct fuse_uring_cmd_req, bufpool.len), 32);
+	ck_assert_uint_eq(offsetof(struct fuse_uring_cmd_req, ent_zero_copy_buf_index), 24);
+	ck_assert_uint_eq(sizeof(struct fuse_uring_cmd_req), 40);
 }
 END_TEST
 
@@ -80,7 +86,7 @@ START_TEST(test_pool_geometry)
 {
 	struct rf_pool_geom g;
 
-	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 1 << 20), 0);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 1 << 20, 0), 0);
 	ck_assert_uint_eq(g.nslots, 17);
 	ck_assert_uint_eq(g.slot_size, 4096 + (1 << 20));
 	ck_assert_uint_eq(g.ctl_size % 4096, 0);
@@ -91,12 +97,65 @@ START_TEST(test_pool_geometry)
 	ck_assert_uint_eq(g.total_size, g.ctl_size + 17ULL * g.slot_size);
 	ck_assert_uint_eq(rf_pool_slot_index(&g, 1, 3), 11);
 	ck_assert_uint_eq(rf_pool_slot_offset(&g, 1) % 4096, 0);
-	ck_assert_int_eq(rf_pool_geom_init(&g, 0, 8, 1 << 20), -EINVAL);
-	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 0, 1 << 20), -EINVAL);
-	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 4096), -EINVAL);
-	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 8192 + 1), -EINVAL);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 0, 8, 1 << 20, 0), -EINVAL);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 0, 1 << 20, 0), -EINVAL);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 4096, 0), -EINVAL);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 8192 + 1, 0), -EINVAL);
 	/* a pool may not outgrow its address stride */
-	ck_assert_int_eq(rf_pool_geom_init(&g, 4096, 1024, 1 << 20), -EINVAL);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 4096, 1024, 1 << 20, 0), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_pool_geometry_with_buffer_pools)
+{
+	struct rf_pool_geom g, e;
+
+	/* 2 queues of 8 entries, 4 buffers of 1 MiB per queue */
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 8, 1 << 20, 4 << 20), 0);
+	ck_assert_uint_eq(g.slot_size, 4096);
+	ck_assert_uint_eq(g.nslots, 17);
+	/* the reader's slot keeps its payload, the pools follow it */
+	ck_assert_uint_eq(g.qpool_offset, g.ctl_size + 17 * 4096 + (1 << 20));
+	ck_assert_uint_eq(rf_pool_qpool(&g, 1), g.qpool_offset + (4 << 20));
+	ck_assert_uint_eq(g.total_size, g.qpool_offset + 2 * (4 << 20));
+	ck_assert_uint_eq(g.qpool_offset % 4096, 0);
+	/* a pool is a whole number of buffers */
+	ck_assert_int_eq(rf_pool_geom_init(&e, 2, 8, 1 << 20, (4 << 20) + 4096), -EINVAL);
+	/* per-entry buffers as before */
+	ck_assert_int_eq(rf_pool_geom_init(&e, 2, 8, 1 << 20, 0), 0);
+	ck_assert_uint_eq(e.qpool_offset, 0);
+	ck_assert_uint_eq(e.total_size, e.ctl_size + 17ULL * (4096 + (1 << 20)));
+}
+END_TEST
+
+START_TEST(test_pool_buffers_fit_the_budget)
+{
+	struct rf_pool_geom g;
+	uint32_t d, n;
+
+	/* depth 128 on 2 CPUs with 1 MiB writes: per-entry buffers would pin
+	 * over 256 MiB; a 32 MiB pool holds what fits besides the headers */
+	n = rf_pool_buffers(32 << 20, 2, 128, 1 << 20);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 128, 1 << 20, n << 20), 0);
+	ck_assert_uint_le(g.total_size, 32 << 20);
+	ck_assert_int_eq(rf_pool_geom_init(&g, 2, 128, 1 << 20, (n + 1) << 20), 0);
+	ck_assert_uint_gt(g.total_size, 32 << 20);
+	/* automatic: what entries would pin, up to 32 MiB; never more
+	 * buffers than entries */
+	for (d = 1; d <= 256; d *= 2) {
+		n = rf_pool_buffers(0, 2, d, 1 << 20);
+		/* as many buffers as entries pins what entries would */
+		if (d <= 8)
+			ck_assert_uint_eq(n, d);
+		else
+			ck_assert_uint_ge(n, 14);
+		ck_assert_int_eq(rf_pool_geom_init(&g, 2, d, 1 << 20, n << 20), 0);
+		ck_assert_uint_le(g.total_size, 32 << 20);
+	}
+	ck_assert_uint_eq(rf_pool_buffers(1ULL << 40, 2, 8, 1 << 20), 8);
+	/* too small for one buffer per queue */
+	ck_assert_uint_eq(rf_pool_buffers(2 << 20, 2, 8, 1 << 20), 0);
 }
 END_TEST
 
@@ -143,6 +202,52 @@ START_TEST(test_init_auto_uring)
 	ck_assert_uint_eq(out.max_pages, 256);
 	ck_assert_uint_eq(out.max_readahead, 131072);
 	ck_assert_uint_eq(cp.payload_size, 1 << 20);
+}
+END_TEST
+
+START_TEST(test_init_7_46_offers_buffer_pools)
+{
+	struct fuse_init_in in = kernel_init(1);
+	struct rf_mount_policy p = pol(RF_TRANSPORT_AUTO, 1 << 20);
+	struct fuse_init_out out;
+	struct rf_conn_params cp;
+
+	/* 6.18 (7.45) has no pools */
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!cp.bufpool_offered);
+	/* 7.3 (7.46) offers them on io-uring */
+	in.minor = 46;
+	in.flags2 |= (uint32_t)(FUSE_HAS_IO_URING_BUFPOOL >> 32);
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert_uint_eq(out.minor, 46);
+	ck_assert(cp.bufpool_offered);
+	/* a later kernel is answered at the protocol we speak */
+	in.minor = 47;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert_uint_eq(out.minor, 46);
+	ck_assert(cp.bufpool_offered);
+	ck_assert(cp.bufpool);
+	/* the policy turns them off, or insists on them */
+	p.bufpool = RF_FEATURE_OFF;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(cp.bufpool_offered && !cp.bufpool);
+	p.bufpool = RF_FEATURE_ON;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(cp.bufpool);
+	in.minor = 45;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(cp.why, "bufpool = on, but the kernel offers no FUSE io-uring "
+					     "buffer pools (protocol 7.45 over io-uring"));
+	in.minor = 47;
+	p.bufpool = RF_FEATURE_AUTO;
+	/* not on /dev/fuse, and not from a kernel that says 7.45 */
+	p.transport = RF_TRANSPORT_CLASSIC;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!cp.bufpool_offered);
+	p.transport = RF_TRANSPORT_AUTO;
+	in.minor = 45;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!cp.bufpool_offered);
 }
 END_TEST
 
@@ -242,8 +347,11 @@ static Suite *uapi_suite(void)
 	tcase_add_test(tc, test_protocol_layout);
 	tcase_add_test(tc, test_prep_fuse_cmd);
 	tcase_add_test(tc, test_pool_geometry);
+	tcase_add_test(tc, test_pool_geometry_with_buffer_pools);
+	tcase_add_test(tc, test_pool_buffers_fit_the_budget);
 	suite_add_tcase(s, tc);
 	tcase_add_test(ti, test_init_auto_uring);
+	tcase_add_test(ti, test_init_7_46_offers_buffer_pools);
 	tcase_add_test(ti, test_init_auto_classic_when_not_offered);
 	tcase_add_test(ti, test_init_uring_required_but_missing);
 	tcase_add_test(ti, test_init_classic_by_policy);
