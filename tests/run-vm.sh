@@ -45,7 +45,8 @@ VER=$(cat "$KDIR/version")
 
 # What vm-guest.sh reads, passed on the guest's command line.
 env_args=""
-for v in VM_TESTS VM_TRANSPORTS VM_TEST_TIMEOUT RF_TIME_SCALE RINGFENCE_REQUIRE_ALL CK_DEFAULT_TIMEOUT; do
+for v in VM_TESTS VM_TRANSPORTS VM_TEST_TIMEOUT RF_TIME_SCALE RINGFENCE_REQUIRE_ALL CK_DEFAULT_TIMEOUT \
+	RF_POLICY_EXTRA; do
 	[ -n "${!v:-}" ] && env_args="$env_args $v=$(printf %q "${!v}")"
 done
 if [ -n "${VM_COMMAND:-}" ]; then

@@ -128,8 +128,37 @@ rf_policy() {
 			printf 'source = %s\n' "$src"
 		fi
 		for l in "$@"; do printf '%s\n' "$l"; done
+		rf_policy_extra "$@"
 		printf '\n'
 	} >>"$T/policy"
+}
+
+# RF_POLICY_EXTRA: "key = value" lines, one per line, that every mount gets
+# unless the test sets that key itself (e.g. "bufpool = off" runs a suite
+# without the kernel's buffer pools).
+rf_policy_extra() {
+	local x k l own
+	[ -n "${RF_POLICY_EXTRA:-}" ] || return 0
+	while IFS= read -r x; do
+		k=${x%%=*}
+		k=${k// /}
+		[ -n "$k" ] || continue
+		own=0
+		for l in "$@"; do
+			l=${l%%=*}
+			[ "${l// /}" = "$k" ] && own=1
+		done
+		[ $own = 1 ] || printf '%s\n' "$x"
+	done <<<"$RF_POLICY_EXTRA"
+}
+
+# The value RF_POLICY_EXTRA gives key $1, if any.
+rf_forced() {
+	local x k
+	while IFS= read -r x; do
+		k=${x%%=*}
+		[ "${k// /}" = "$1" ] && { x=${x#*=}; echo "${x// /}"; }
+	done <<<"${RF_POLICY_EXTRA:-}"
 }
 
 # A new policy from scratch for the next rf_start (the broker before it

@@ -139,7 +139,7 @@ else
 fi
 # the kernel's buffer pools where it has them (7.3), on io-uring only
 want=entries
-[ "$TRANSPORT" = uring ] && rf_kernel_at_least 7 3 && want=pool
+[ "$TRANSPORT" = uring ] && rf_kernel_at_least 7 3 && [ "$(rf_forced bufpool)" != off ] && want=pool
 [ "$(rf_field pt buffers)" = "$want" ] || rf_fail "buffers=$(rf_field pt buffers), not $want"
 [ "$(rf_field pt pinned)" -gt 0 ] || rf_fail "pinned=$(rf_field pt pinned)"
 [ "$(rf_field pt read_fixed_ops)" -gt 0 ] || rf_fail "no READ_FIXED"
