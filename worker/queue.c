@@ -223,7 +223,6 @@ void rf_queue_fetched(struct rf_req *req)
 {
 	const struct fuse_uring_req_header *h = (const void *)req->hdr;
 	struct fuse_uring_ent_in_out eio;
-
 	struct rf_queue *q = req->q;
 	bool in_pool;
 

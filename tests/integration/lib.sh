@@ -138,26 +138,28 @@ rf_policy() {
 # without the kernel's buffer pools).
 rf_policy_extra() {
 	local x k l own
-	[ -n "${RF_POLICY_EXTRA:-}" ] || return 0
 	while IFS= read -r x; do
-		k=${x%%=*}
-		k=${k// /}
+		k=$(rf_key_of "$x")
 		[ -n "$k" ] || continue
 		own=0
 		for l in "$@"; do
-			l=${l%%=*}
-			[ "${l// /}" = "$k" ] && own=1
+			[ "$(rf_key_of "$l")" = "$k" ] && own=1
 		done
 		[ $own = 1 ] || printf '%s\n' "$x"
-	done <<<"$RF_POLICY_EXTRA"
+	done <<<"${RF_POLICY_EXTRA:-}"
+}
+
+# The key of policy line $1 ("key = value"), without blanks.
+rf_key_of() {
+	local k=${1%%=*}
+	echo "${k// /}"
 }
 
 # The value RF_POLICY_EXTRA gives key $1, if any.
 rf_forced() {
-	local x k
+	local x
 	while IFS= read -r x; do
-		k=${x%%=*}
-		[ "${k// /}" = "$1" ] && { x=${x#*=}; echo "${x// /}"; }
+		[ "$(rf_key_of "$x")" = "$1" ] && { x=${x#*=}; echo "${x// /}"; }
 	done <<<"${RF_POLICY_EXTRA:-}"
 }
 
@@ -173,7 +175,6 @@ rf_status() { "$CTL" -s "$T/ctl.sock" status "$@"; }
 # the uid tenant $1's worker runs as (its gid is the same for a dynamic user)
 rf_uid() { rf_field "$1" uid; }
 
-# field NAME from the status line of tenant $1
 # Is the running kernel MAJOR.MINOR or later?
 rf_kernel_at_least() {
 	local v maj min
@@ -184,6 +185,7 @@ rf_kernel_at_least() {
 	[ "$maj" -gt "$1" ] || { [ "$maj" = "$1" ] && [ "${min:-0}" -ge "$2" ]; }
 }
 
+# field NAME from the status line of tenant $1
 rf_field() {
 	rf_status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
