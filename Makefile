@@ -93,13 +93,14 @@ UNIT_DEPS_check_seccomp := $(LIB)
 UNIT_DEPS_check_phase  := $(BUILD)/obj/broker/phase.o $(LIB)
 UNIT_DEPS_check_cgroup := $(BUILD)/obj/broker/cgroup.o $(LIB)
 UNIT_DEPS_check_ring   := $(BUILD)/obj/broker/ring.o $(LIB)
+UNIT_DEPS_check_sandbox := $(BUILD)/obj/worker/sandbox.o $(LIB)
 UNIT_DEPS_check_pool   := $(BUILD)/obj/broker/pool.o $(LIB)
 UNIT_DEPS_check_users  := $(BUILD)/obj/broker/users.o $(LIB)
 UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 # rescue.o takes the rest of the queue with it (adoption and probes use the ring)
-UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o \
+UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \
 	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 

@@ -28,6 +28,7 @@ struct rf_conn_params {
 	enum rf_transport transport; /* 0 (AUTO) until INIT has settled it */
 	bool bufpool_offered; /* 7.46+ on io-uring: FUSE_HAS_IO_URING_BUFPOOL */
 	bool bufpool; /* ... and the policy lets the queues use them */
+	bool zero_copy; /* ... and zero-copy queues, which need the pools */
 	char why[160]; /* how the transport was chosen, for the log */
 };
 
@@ -162,10 +163,11 @@ const char *rf_pool_verify(const void *pool, const struct rf_pool_geom *g, uint3
 			   uint32_t generation, uint64_t hb_seq, uint64_t now_ns, char *why,
 			   size_t len);
 
-/* ring.c: a fenced ring on @slot0_fd with the pool as fixed buffer 0.
+/* ring.c: a fenced ring on @slot0_fd with the pool as fixed buffer 0 and,
+ * if @zero_copy, @depth empty buffer slots after it (RF_BUF_INDEX_ZC).
  * Returns the ring fd (the broker must close it as soon as the worker has
  * inherited it) or -errno. */
-int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth,
+int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, bool zero_copy,
 		   struct io_uring_params *params);
 
 /* spawn.c */

@@ -120,6 +120,12 @@ static void sum_stats(const struct rf_tenant *t, struct rf_queue_stats *s)
 		s->write_fixed_bytes += x->write_fixed_bytes;
 		s->inline_ops += x->inline_ops;
 		s->inline_bytes += x->inline_bytes;
+		s->zero_copy_ops += x->zero_copy_ops;
+		s->zero_copy_bytes += x->zero_copy_bytes;
+		for (i = 0; i < RF_STATS_SIZE_BUCKETS; i++) {
+			s->read_size_log2[i] += x->read_size_log2[i];
+			s->write_size_log2[i] += x->write_size_log2[i];
+		}
 		s->forgets += x->forgets;
 		s->interrupts += x->interrupts;
 		s->bytes_read += x->bytes_read;
@@ -234,6 +240,8 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("write_fixed_bytes", s->write_fixed_bytes);
 	C("inline_ops", s->inline_ops);
 	C("inline_bytes", s->inline_bytes);
+	C("zero_copy_ops", s->zero_copy_ops);
+	C("zero_copy_bytes", s->zero_copy_bytes);
 	C("bytes_read", s->bytes_read);
 	C("bytes_written", s->bytes_written);
 	C("forgets", s->forgets);
@@ -249,6 +257,7 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	/* the kernel's buffer pools, or a payload buffer per entry; and the
 	 * bytes the pool pins (registered with every ring) */
 	const char *buffers = t->geom.qpool_size ? "pool" : "entries";
+	const char *zero_copy = t->conn.zero_copy ? "on" : "off";
 	unsigned long long pinned = t->pool ? (unsigned long long)t->geom.total_size : 0;
 	const char *keys[32];
 	unsigned long long vals[32], p50, p99, max;
@@ -263,11 +272,12 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	if (!json) {
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u buffers=%s "
-		    "pinned=%llu worker=%d mountpoint=%s plugin=%s user=%s uid=%u gid=%u",
+		    "zero_copy=%s pinned=%llu worker=%d mountpoint=%s plugin=%s user=%s uid=%u "
+		    "gid=%u",
 		    t->pol.name, rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues,
-		    t->geom.depth, t->conn.max_write, buffers, pinned, (int)t->worker_pid,
-		    t->pol.mountpoint, t->pol.plugin, t->pol.user, (unsigned int)t->uid,
-		    (unsigned int)t->gid);
+		    t->geom.depth, t->conn.max_write, buffers, zero_copy, pinned,
+		    (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, t->pol.user,
+		    (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
 		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s disk=%s%s%s\n", p50, p99,
@@ -279,10 +289,10 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.name);
 	put(o,
 	    ",\"state\":\"%s\",\"transport\":\"%s\",\"queues\":%u,\"depth\":%u,"
-	    "\"max_write\":%u,\"buffers\":\"%s\",\"pinned\":%llu,\"worker\":%d,"
-	    "\"mountpoint\":",
+	    "\"max_write\":%u,\"buffers\":\"%s\",\"zero_copy\":\"%s\",\"pinned\":%llu,"
+	    "\"worker\":%d,\"mountpoint\":",
 	    rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues, t->geom.depth,
-	    t->conn.max_write, buffers, pinned, (int)t->worker_pid);
+	    t->conn.max_write, buffers, zero_copy, pinned, (int)t->worker_pid);
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);
@@ -301,7 +311,51 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o, "}");
 }
 
-/* stats: status plus the per-opcode and per-errno tables. */
+/* A size bucket's label: "<=4K", "<=1M", and ">4M" for the last. */
+static const char *size_label(unsigned int b, char *buf, size_t len)
+{
+	unsigned int last = RF_STATS_SIZE_BUCKETS - 1, e = b == last ? b - 1 : b;
+	unsigned int shift = e >= 20 ? 20 : e >= 10 ? 10 : 0;
+
+	snprintf(buf, len, "%s%u%s", b == last ? ">" : "<=", 1u << (e - shift),
+		 shift == 20   ? "M"
+		 : shift == 10 ? "K"
+			       : "");
+	return buf;
+}
+
+/* READ and WRITE requests by size: "  read <=1M 12" lines, or two JSON
+ * members "read_sizes" and "write_sizes". */
+static void put_sizes(struct out *o, const struct rf_queue_stats *s, int json)
+{
+	const uint64_t *h[2] = { s->read_size_log2, s->write_size_log2 };
+	static const char *const name[2] = { "read", "write" };
+	unsigned int k, b;
+	char label[16];
+	int first;
+
+	for (k = 0; k < 2; k++) {
+		if (json)
+			put(o, ",\"%s_sizes\":{", name[k]);
+		for (b = 0, first = 1; b < RF_STATS_SIZE_BUCKETS; b++) {
+			if (!h[k][b])
+				continue;
+			size_label(b, label, sizeof(label));
+			if (json)
+				put(o, "%s\"%s\":%llu", first ? "" : ",", label,
+				    (unsigned long long)h[k][b]);
+			else
+				put(o, "  %-5s %-9s %llu\n", name[k], label,
+				    (unsigned long long)h[k][b]);
+			first = 0;
+		}
+		if (json)
+			put(o, "}");
+	}
+}
+
+/* stats: status plus the per-opcode and per-errno tables, and the sizes of
+ * READ and WRITE requests. */
 static void put_stats(struct out *o, const struct rf_tenant *t, int json)
 {
 	struct rf_queue_stats s;
@@ -323,9 +377,10 @@ static void put_stats(struct out *o, const struct rf_tenant *t, int json)
 				put(o, "  errno %-9s %llu\n", n ? n : "OTHER",
 				    (unsigned long long)s.by_errno[i]);
 			}
+		put_sizes(o, &s, 0);
 		return;
 	}
-	/* the status object, then two more members */
+	/* the status object, then four more members */
 	put_status(o, t, 1);
 	o->used--; /* reopen the object */
 	put(o, ",\"by_opcode\":{");
@@ -345,7 +400,9 @@ static void put_stats(struct out *o, const struct rf_tenant *t, int json)
 			    (unsigned long long)s.by_errno[i]);
 			first = 0;
 		}
-	put(o, "}}");
+	put(o, "}");
+	put_sizes(o, &s, 1);
+	put(o, "}");
 }
 
 /* Run one command line; the answer goes to @o. */

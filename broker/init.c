@@ -86,6 +86,18 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 		return -EOPNOTSUPP;
 	}
 	cp->bufpool = cp->bufpool_offered && p->bufpool != RF_FEATURE_OFF;
+	/* zero copy comes with the pools (a zero-copy queue must have one);
+	 * the worker's start-up, still privileged, asks for it per queue */
+	if (p->zero_copy == RF_FEATURE_ON && !cp->bufpool) {
+		snprintf(cp->why, sizeof(cp->why),
+			 "zero_copy = on, but %s (protocol 7.%u over %s; zero copy needs them: "
+			 "7.46, Linux 7.3)",
+			 cp->bufpool_offered ? "bufpool is off"
+					     : "the kernel offers no FUSE io-uring buffer pools",
+			 in->minor, cp->transport == RF_TRANSPORT_URING ? "io-uring" : "/dev/fuse");
+		return -EOPNOTSUPP;
+	}
+	cp->zero_copy = cp->bufpool && p->zero_copy != RF_FEATURE_OFF;
 
 	flags = RF_WANTED_FLAGS;
 	if (cp->transport == RF_TRANSPORT_URING)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fenced rings. The broker creates each ring disabled, registers the FUSE
- * device as fixed file 0 and the pool as fixed buffer 0, arms restrictions,
+ * device as fixed file 0 and the pool as fixed buffer 0 (and, for zero copy,
+ * one empty buffer slot per entry after it), arms restrictions,
  * and hands the ring to the worker by inheritance. The restrictions take
  * effect when the worker enables the ring; from then on the ring accepts
  * only what is listed here.
@@ -42,12 +43,13 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth,
+int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, bool zero_copy,
 		   struct io_uring_params *params)
 {
 	struct io_uring_restriction res[16];
-	struct iovec iov = { .iov_base = pool, .iov_len = pool_size };
-	uint32_t nfiles = RF_FILE_SLOT_DATA + depth + 1, i, nres = 0;
+	uint32_t nfiles = RF_FILE_SLOT_DATA + depth + 1, nbufs = zero_copy ? 1 + depth : 1;
+	uint32_t i, nres = 0;
+	struct iovec *iov;
 	int *files;
 	int fd, r;
 
@@ -75,9 +77,22 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth,
 		log_warnx("ring: register files: %s", strerror(-r));
 		goto close_ring;
 	}
-	r = rf_io_uring_register(fd, IORING_REGISTER_BUFFERS, &iov, 1);
+	/* the pool in slot 0; on a zero-copy queue, an empty slot per entry
+	 * after it, where the kernel registers each request's client pages
+	 * (empty iovecs make sparse slots, which no worker can fill: the
+	 * register calls that would are not allowed below) */
+	iov = calloc(nbufs, sizeof(*iov));
+	if (!iov) {
+		r = -ENOMEM;
+		goto close_ring;
+	}
+	iov[RF_BUF_INDEX_POOL].iov_base = pool;
+	iov[RF_BUF_INDEX_POOL].iov_len = pool_size;
+	r = rf_io_uring_register(fd, IORING_REGISTER_BUFFERS, iov, nbufs);
+	free(iov);
 	if (r < 0) {
-		log_warnx("ring: register the %zu-byte pool: %s", pool_size, strerror(-r));
+		log_warnx("ring: register the %zu-byte pool%s: %s", pool_size,
+			  zero_copy ? " and the zero-copy slots" : "", strerror(-r));
 		goto close_ring;
 	}
 

@@ -131,6 +131,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.pool_addr = (uint64_t)(uintptr_t)t->pool;
 	c.pool_size = t->geom.total_size;
 	c.qpool_size = t->geom.qpool_size;
+	c.zero_copy = t->conn.zero_copy;
 	c.uid = t->uid;
 	c.gid = t->gid;
 	c.proto_minor = t->conn.minor;
@@ -211,7 +212,8 @@ int rf_worker_spawn(struct rf_tenant *t)
 	for (q = 0; q < nq; q++, made++) {
 		int slot0 = clones ? clones[q] : t->fuse_fd;
 
-		r = rf_ring_create(slot0, t->pool, t->geom.total_size, t->geom.depth, &params[q]);
+		r = rf_ring_create(slot0, t->pool, t->geom.total_size, t->geom.depth,
+				   t->conn.zero_copy, &params[q]);
 		if (r < 0) {
 			log_warnx("%s: ring for queue %u: %s", t->pol.name, q, strerror(-r));
 			goto close_rings;

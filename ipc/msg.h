@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 2
+#define RF_IPC_VERSION 3
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -81,6 +81,7 @@ struct rf_msg_config {
 	int32_t ownership; /* RF_OWN_* of the plugin ABI (the policy's) */
 	uint32_t max_tasks; /* RLIMIT_NPROC where no pids cgroup limits tasks; 0: none */
 	uint32_t qpool_size; /* each queue's kernel buffer pool; 0: per-entry buffers */
+	uint32_t zero_copy; /* zero-copy queues (with pools only); the rings have the slots */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

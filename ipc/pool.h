@@ -50,7 +50,7 @@ static inline uint64_t rf_now_ns(void)
 }
 
 #define RF_POOL_MAGIC 0x6c6f6f7065636e66ULL /* "fncepool" */
-#define RF_POOL_VERSION 2
+#define RF_POOL_VERSION 3
 #define RF_PAGE_SIZE 4096u
 #define RF_SLOT_HDR_SIZE RF_PAGE_SIZE
 #define RF_CLASSIC_PREFIX (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
@@ -64,6 +64,17 @@ static inline uint64_t rf_now_ns(void)
 #define RF_STATS_OPCODES 64 /* FUSE opcodes 0..63 */
 #define RF_STATS_ERRNOS 64 /* errnos 1..63; slot 0 counts larger ones */
 #define RF_STATS_LAT_BUCKETS 32 /* bucket i: latency < 2^i microseconds */
+#define RF_STATS_SIZE_BUCKETS 24 /* request sizes up to 4 MiB, and larger */
+
+/* The size bucket of @size in rf_queue_stats' histograms. */
+static inline unsigned int rf_size_bucket(uint64_t size)
+{
+	unsigned int b = 0;
+
+	while (b + 1 < RF_STATS_SIZE_BUCKETS && size > (1ULL << b))
+		b++;
+	return b;
+}
 
 /* Per-queue counters, written only by that queue's worker thread. */
 struct rf_queue_stats {
@@ -83,6 +94,14 @@ struct rf_queue_stats {
 	uint64_t heartbeat; /* the last PING this queue's thread answered */
 	uint64_t inline_ops; /* small transfers done by pread/pwrite (see queue.c) */
 	uint64_t inline_bytes;
+	uint64_t zero_copy_ops; /* fixed-buffer ops on a request's client pages (7.46) */
+	uint64_t zero_copy_bytes;
+	uint64_t pad[6];
+	/* READ and WRITE requests by the size the kernel asked for: bucket i
+	 * counts sizes in (2^(i-1), 2^i], bucket 0 sizes 0 and 1, the last
+	 * bucket everything larger */
+	uint64_t read_size_log2[RF_STATS_SIZE_BUCKETS];
+	uint64_t write_size_log2[RF_STATS_SIZE_BUCKETS];
 	uint64_t by_opcode[RF_STATS_OPCODES];
 	uint64_t by_errno[RF_STATS_ERRNOS];
 	uint64_t latency_us_log2[RF_STATS_LAT_BUCKETS];

@@ -36,8 +36,18 @@ enum {
 	RF_FILE_SLOT_DATA = 2,
 };
 
-/* Fixed buffer 0 is the whole pool, registered at its shared address. */
+/* Fixed buffer 0 is the whole pool, registered at its shared address. On a
+ * zero-copy queue, buffer RF_BUF_INDEX_ZC + e is entry e's: empty, until
+ * the kernel registers a request's client pages there (addresses in it
+ * start at 0). */
 #define RF_BUF_INDEX_POOL 0
+#define RF_BUF_INDEX_ZC 1
+
+/* The command area of a 128-byte SQE. */
+static inline struct fuse_uring_cmd_req *rf_sqe_cmd(struct io_uring_sqe *sqe)
+{
+	return (struct fuse_uring_cmd_req *)((char *)sqe + RF_SQE_CMD_OFFSET);
+}
 
 /*
  * Fill @sqe (which must be a 128-byte SQE) as a FUSE io-uring command on fixed
@@ -46,14 +56,13 @@ enum {
 static inline struct fuse_uring_cmd_req *rf_prep_fuse_cmd(struct io_uring_sqe *sqe, uint32_t cmd_op,
 							  uint16_t qid, uint64_t commit_id)
 {
-	struct fuse_uring_cmd_req *req;
+	struct fuse_uring_cmd_req *req = rf_sqe_cmd(sqe);
 
 	memset(sqe, 0, 2 * sizeof(*sqe));
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->fd = RF_FILE_SLOT_FUSE;
 	sqe->cmd_op = cmd_op;
-	req = (struct fuse_uring_cmd_req *)((char *)sqe + RF_SQE_CMD_OFFSET);
 	req->qid = qid;
 	req->commit_id = commit_id;
 	return req;

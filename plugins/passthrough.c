@@ -700,7 +700,7 @@ static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 	if (fd < 0)
 		rf_reply_err(req, errno);
 	else
-		rf_reply_open(req, (uint64_t)fd, 0);
+		rf_reply_open(req, (uint64_t)fd, RF_OPEN_FD_IO); /* pt_read, pt_write */
 }
 
 static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, int flags)
@@ -738,7 +738,7 @@ static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mod
 		rf_reply_err(req, err);
 		return;
 	}
-	rf_reply_create(req, &e, (uint64_t)fd, 0);
+	rf_reply_create(req, &e, (uint64_t)fd, RF_OPEN_FD_IO);
 }
 
 static void pt_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)

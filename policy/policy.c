@@ -165,6 +165,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("group", K_NAME, group, 0, 0, 0),
 	MKEY("transport", K_TRANSPORT, transport, 0, 0, 0),
 	MKEY("bufpool", K_FEATURE, bufpool, 0, 0, 0),
+	MKEY("zero_copy", K_FEATURE, zero_copy, 0, 0, 0),
 	MKEY("pool_size", K_SIZE64, pool_size, 1ULL << 20, 1ULL << 40, 4096),
 	MKEY("queue_depth", K_UINT, queue_depth, 1, RF_QUEUE_DEPTH_MAX, 0),
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
@@ -472,6 +473,12 @@ static void check_mount(struct parser *ps, struct section *sec)
 	if (m->bufpool == RF_FEATURE_ON && m->transport == RF_TRANSPORT_CLASSIC)
 		perr(ps, line_of(sec, "bufpool"),
 		     "bufpool: on needs FUSE io-uring, and transport is classic");
+	if (m->zero_copy == RF_FEATURE_ON && m->transport == RF_TRANSPORT_CLASSIC)
+		perr(ps, line_of(sec, "zero_copy"),
+		     "zero_copy: on needs FUSE io-uring, and transport is classic");
+	else if (m->zero_copy == RF_FEATURE_ON && m->bufpool == RF_FEATURE_OFF)
+		perr(ps, line_of(sec, "zero_copy"),
+		     "zero_copy: on needs the kernel's buffer pools, and bufpool is off");
 	if (m->pool_size && m->bufpool == RF_FEATURE_OFF)
 		perr(ps, line_of(sec, "pool_size"),
 		     "pool_size: sizes the kernel's buffer pools, and bufpool is off");
@@ -752,11 +759,11 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
 	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
 	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
-	       SAME(bufpool) && SAME(pool_size) && SAME(queue_depth) && SAME(max_write) &&
-	       SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) &&
-	       SAME(cpu_weight) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
-	       SAME(crash_limit) && SAME(crash_window) && SAME(allow_other) &&
-	       SAME(default_permissions) && SAME(read_only) && SAME(ownership);
+	       SAME(bufpool) && SAME(zero_copy) && SAME(pool_size) && SAME(queue_depth) &&
+	       SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) &&
+	       SAME(pids_max) && SAME(cpu_weight) && SAME(request_timeout) &&
+	       SAME(heartbeat_timeout) && SAME(crash_limit) && SAME(crash_window) &&
+	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) && SAME(ownership);
 #undef SAME
 #undef SAME_STR
 }

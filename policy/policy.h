@@ -42,6 +42,7 @@ struct rf_mount_policy {
 	char seccomp_policy[RF_POLICY_PATH_MAX]; /* "" = the global one */
 	enum rf_transport transport;
 	int bufpool; /* RF_FEATURE_*: the kernel's buffer pools (7.46) */
+	int zero_copy; /* RF_FEATURE_*: zero-copy queues (7.46, needs the pools) */
 	uint64_t pool_size; /* bytes the pool may pin with buffer pools; 0: automatic */
 	uint32_t queue_depth;
 	uint32_t max_write;

@@ -5,7 +5,9 @@
  * entry's data slot of the ring and moved with READ_FIXED / WRITE_FIXED
  * into or out of the request's payload in the registered pool; small
  * transfers on memory file systems are done in line with pread/pwrite.
- * Pool and zero-copy transfers will live here too.
+ * A zero-copied request's data moves the same way, but between the file
+ * and the client's own pages, which the kernel registered for it in the
+ * entry's buffer slot of the ring: no byte passes through the pool.
  */
 #include <errno.h>
 #include <linux/magic.h>
@@ -23,6 +25,8 @@ static void post_data(struct rf_req *req)
 	struct rf_queue *q = req->q;
 	uint32_t slot = RF_FILE_SLOT_DATA + req->idx;
 	struct io_uring_sqe *sqe;
+	char *buf;
+	int index;
 
 	if (req->inline_io) {
 		ssize_t n = req->fd_op == RF_FDOP_READ
@@ -35,14 +39,16 @@ static void post_data(struct rf_req *req)
 		return;
 	}
 	sqe = rf_queue_sqe(q);
+	/* a zero-copied request's data: the client's pages, which the kernel
+	 * registered as this entry's buffer, addressed from 0 */
+	buf = req->zc ? (char *)(uintptr_t)req->done : req->payload + req->done;
+	index = req->zc ? RF_BUF_INDEX_ZC + (int)req->idx : RF_BUF_INDEX_POOL;
 	if (req->fd_op == RF_FDOP_READ)
-		io_uring_prep_read_fixed(sqe, (int)slot, req->payload + req->done,
-					 req->len - req->done, req->off + req->done,
-					 RF_BUF_INDEX_POOL);
+		io_uring_prep_read_fixed(sqe, (int)slot, buf, req->len - req->done,
+					 req->off + req->done, index);
 	else
-		io_uring_prep_write_fixed(sqe, (int)slot, req->payload + req->done,
-					  req->len - req->done, req->off + req->done,
-					  RF_BUF_INDEX_POOL);
+		io_uring_prep_write_fixed(sqe, (int)slot, buf, req->len - req->done,
+					  req->off + req->done, index);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	rf_sqe_tag(sqe, req, RF_TAG_DATA);
 	req->state = RQ_DATA;
@@ -88,8 +94,8 @@ void rf_data_start(struct rf_req *req)
 	/* Install the plugin's file in this entry's slot; the ring keeps its
 	 * own reference, so a plugin closing the fd early cannot redirect
 	 * the op to another file. */
-	req->inline_io = (q->w->cfg.bench & RF_BENCH_PLAIN_IO) ||
-			 (req->len <= RF_INLINE_MAX && on_memory_fs(req->fd));
+	req->inline_io = !req->zc && ((q->w->cfg.bench & RF_BENCH_PLAIN_IO) ||
+				      (req->len <= RF_INLINE_MAX && on_memory_fs(req->fd)));
 	r = req->inline_io ? 0
 			   : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
 	if (!req->inline_io && r >= 0)
@@ -122,6 +128,11 @@ void rf_data_done(struct rf_req *req, int res)
 		} else {
 			q->stats->write_fixed_ops++;
 			q->stats->write_fixed_bytes += (uint64_t)res;
+		}
+		if (req->zc) {
+			/* ... of which straight to or from the client's pages */
+			q->stats->zero_copy_ops++;
+			q->stats->zero_copy_bytes += (uint64_t)res;
 		}
 		req->done += (uint32_t)res;
 		if (req->done < req->len) {

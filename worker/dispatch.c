@@ -495,8 +495,12 @@ void rf_dispatch(struct rf_req *req)
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
 	req->q->stats->by_opcode[op < RF_STATS_OPCODES ? op : 0]++;
-	if (op == FUSE_WRITE)
+	if (op == FUSE_READ)
+		req->q->stats->read_size_log2[rf_size_bucket(ARG0(fuse_read_in)->size)]++;
+	if (op == FUSE_WRITE) {
+		req->q->stats->write_size_log2[rf_size_bucket(ARG0(fuse_write_in)->size)]++;
 		req->q->stats->bytes_written += req->rest_len;
+	}
 	if (op == FUSE_STATFS && req->in.uid == RF_KICK_UID && req->in.gid == RF_KICK_GID) {
 		/* the broker's kick after a respawn (broker/recovery.c): its
 		 * commit is all it is for, as that fetches what queued

@@ -3,9 +3,11 @@
  * ringfence-worker: serves one mount for the broker.
  *
  * Start-up runs as root, trusted, and does only this: take the configuration
- * and the inherited rings, map the pool at the broker's address, open the
- * plugin file and the source directory, and drop every privilege. Only then
- * is plugin code loaded (its constructors run at dlopen).
+ * and the inherited rings, map the pool at the broker's address, start the
+ * queue threads (each enables its ring and adds its queue, then drops its
+ * own share of the privileges), open the plugin file and the source
+ * directory, and drop every privilege in every thread. Only then is plugin
+ * code loaded (its constructors run at dlopen).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -150,6 +152,7 @@ static void setup_queues(void)
 		if (W.geom.qpool_size) {
 			qu->qpool = (char *)W.pool + rf_pool_qpool(&W.geom, q);
 			qu->qpool_size = W.geom.qpool_size;
+			qu->zc = W.cfg.zero_copy != 0;
 		}
 		qu->reqs = calloc(qu->nreqs, sizeof(*qu->reqs));
 		if (!qu->reqs)
@@ -204,6 +207,18 @@ static void load_plugin(int plugin_fd)
 		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected %zu", W.cfg.plugin,
 		     p->struct_size, sizeof(struct rf_plugin));
 	W.plugin = p;
+}
+
+/* The queue threads' trusted start-up (queue.c), before the privilege
+ * drop: a zero-copy queue needs CAP_SYS_ADMIN in the thread that adds it,
+ * and that thread must be the one that serves its ring (single issuer). */
+static void prepare_queues(void)
+{
+	char why[200];
+	int err = rf_queues_prepare(&W, why, sizeof(why));
+
+	if (err < 0)
+		fail(-err, "%s", why);
 }
 
 /* Into the sandbox (sandbox.c says what each step does); nothing comes
@@ -346,19 +361,8 @@ static void serve(void)
 {
 	struct rf_msg_ready ready = { .transport = W.cfg.transport, .nqueues = W.nqueues };
 	uint32_t q;
-	int err;
 
-	pthread_mutex_init(&W.start_lock, NULL);
-	pthread_cond_init(&W.start_cond, NULL);
-	for (q = 0; q < W.nqueues; q++) {
-		err = rf_queue_start(&W.queues[q]);
-		if (err < 0)
-			fail(-err, "start queue %u", q);
-	}
-	pthread_mutex_lock(&W.start_lock);
-	while (atomic_load(&W.registered) < W.nqueues)
-		pthread_cond_wait(&W.start_cond, &W.start_lock);
-	pthread_mutex_unlock(&W.start_lock);
+	rf_queues_serve(&W);
 	rf_msg_send(W.ipc_fd, RF_MSG_READY, 0, &ready, sizeof(ready), NULL, 0);
 	worker_dispatch();
 	atomic_store(&W.stop, 1);
@@ -406,6 +410,7 @@ int main(int argc, char **argv)
 	log_set_sink(ipc_log_sink);
 
 	plugin_fd = start_up(&sc_policy);
+	prepare_queues();
 	sandbox = !(W.cfg.bench & RF_BENCH_NO_SANDBOX);
 	enter_sandbox(sandbox);
 	start_plugin(plugin_fd, sc_policy, sandbox);

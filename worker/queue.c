@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox.h"
 #include "uring_uapi.h"
 #include "queue_i.h"
 
@@ -78,6 +79,10 @@ void rf_queue_register(struct rf_req *req)
 	req->iov[1].iov_len = q->qpool_size ? 0 : req->payload_cap;
 	sqe->addr = (uint64_t)(uintptr_t)req->iov;
 	sqe->len = 2;
+	/* where the kernel registers this entry's zero-copied client pages:
+	 * a slot that only this entry uses (one live entry per slot) */
+	if (q->zc)
+		rf_sqe_cmd(sqe)->ent_zero_copy_buf_index = (uint16_t)(RF_BUF_INDEX_ZC + req->idx);
 	rf_sqe_tag(sqe, req, RF_TAG_CMD);
 	req->state = RQ_WAIT;
 }
@@ -238,10 +243,26 @@ void rf_queue_fetched(struct rf_req *req)
 	req->arg0 = h->op_in;
 	req->rest = req->payload;
 	req->rest_len = eio.payload_sz;
-	if (eio.payload_sz > req->payload_cap || eio.commit_id != req->in.unique || !in_pool) {
+	/* A zero-copied READ or WRITE has its data in the client's pages, at
+	 * this entry's buffer slot: a READ gets no pool buffer at all (the
+	 * offset means nothing, so no reply body may go there), a WRITE one
+	 * for its reply only (what is in it is not the data). */
+	req->zc = (eio.flags & FUSE_URING_ENT_ZERO_COPY) != 0;
+	if (req->zc) {
+		if (req->in.opcode == FUSE_READ)
+			req->payload = NULL;
+		req->rest = NULL;
+	}
+	if (eio.payload_sz > req->payload_cap || eio.commit_id != req->in.unique || !in_pool ||
+	    (req->zc &&
+	     (!q->zc || (req->in.opcode != FUSE_READ && req->in.opcode != FUSE_WRITE)))) {
 		log_warnx("queue %u: kernel entry with payload %u > %u, offset %u outside a "
-			  "%u-byte pool, or commit id mismatch",
-			  q->qid, eio.payload_sz, req->payload_cap, eio.offset, q->qpool_size);
+			  "%u-byte pool, zero copy (flags 0x%llx) for %s on a queue %s it, or "
+			  "commit id mismatch",
+			  q->qid, eio.payload_sz, req->payload_cap, eio.offset, q->qpool_size,
+			  (unsigned long long)eio.flags, rf_op_name(req->in.opcode),
+			  q->zc ? "with" : "without");
+		req->zc = false;
 		req->state = RQ_PLUGIN;
 		rf_req_reset(req);
 		rf_reply_err(req, EIO);
@@ -489,6 +510,8 @@ static int setup_cmd(struct rf_queue *q, uint32_t op)
 	struct io_uring_cqe *cqe;
 	int r;
 
+	if (op == FUSE_IO_URING_CMD_ADD_QUEUE && q->zc)
+		c->flags = FUSE_URING_ZERO_COPY;
 	if (op == FUSE_IO_URING_CMD_ADD_BUFPOOL) {
 		c->bufpool.uaddr = (uint64_t)(uintptr_t)q->qpool;
 		c->bufpool.len = q->qpool_size;
@@ -510,25 +533,66 @@ static int setup_cmd(struct rf_queue *q, uint32_t op)
 	return r;
 }
 
+/* A step of a queue's set-up failed: say which, for the main thread. */
+static int setup_failed(struct rf_queue *q, int err, const char *what)
+{
+	snprintf(q->failed, sizeof(q->failed), "queue %u: %s", q->qid, what);
+	return err;
+}
+
 /*
- * Give the queue its kernel buffer pool: the queue, then the pool, both
+ * Give the queue its kernel buffer pool: the queue (a zero-copy one if
+ * asked, which takes CAP_SYS_ADMIN in this task), then the pool, both
  * before any entry. Both outlive the worker that added them; a successor
  * finds the queue there (EEXIST) and the pool too (EINVAL), at the same
  * address, which is where the pool is mapped in every generation.
  */
-static void add_pool(struct rf_queue *q)
+static int add_pool(struct rf_queue *q)
 {
 	int r = setup_cmd(q, FUSE_IO_URING_CMD_ADD_QUEUE);
 	bool existed = r == -EEXIST;
 
 	if (r < 0 && !existed)
-		fatalx("queue %u: FUSE io-uring ADD_QUEUE: %s", q->qid, strerror(-r));
+		return setup_failed(q, r,
+				    q->zc ? "FUSE io-uring ADD_QUEUE with FUSE_URING_ZERO_COPY "
+					    "(needs CAP_SYS_ADMIN)"
+					  : "FUSE io-uring ADD_QUEUE");
 	r = setup_cmd(q, FUSE_IO_URING_CMD_ADD_BUFPOOL);
 	if (r < 0 && !(existed && r == -EINVAL))
-		fatalx("queue %u: FUSE io-uring ADD_BUFPOOL of %u bytes: %s", q->qid, q->qpool_size,
-		       strerror(-r));
-	log_debug("queue %u: %s buffer pool of %u bytes", q->qid, existed ? "kept the" : "added a",
+		return setup_failed(q, r, "FUSE io-uring ADD_BUFPOOL");
+	log_debug("queue %u: %s %sbuffer pool of %u bytes", q->qid,
+		  existed ? "kept the" : "added a", q->zc ? "zero-copy queue and its " : "",
 		  q->qpool_size);
+	return 0;
+}
+
+/*
+ * The queue's trusted start-up, on its own thread while the process is
+ * still root: enabling the ring makes this thread its single issuer and
+ * arms the restrictions the broker registered; then the wake-up eventfd,
+ * the queue and its pool; then this thread's part of the privilege drop
+ * (rf_sandbox_drop_thread), before any plugin code exists. 0, or -errno
+ * with what failed in q->failed.
+ */
+static int queue_prepare(struct rf_queue *q)
+{
+	int r;
+
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+	if (r < 0)
+		return setup_failed(q, r, "enable the ring");
+	r = install_wake(q);
+	if (r < 0)
+		return setup_failed(q, r, "install the wake-up eventfd");
+	if (q->qpool_size) {
+		r = add_pool(q);
+		if (r < 0)
+			return r;
+	}
+	r = rf_sandbox_drop_thread();
+	if (r < 0)
+		return setup_failed(q, r, "drop the thread's privileges");
+	return 0;
 }
 
 static void *queue_main(void *arg)
@@ -540,16 +604,18 @@ static void *queue_main(void *arg)
 
 	cur_queue = q;
 	pin_to_cpu(q);
-	/* Enabling makes this thread the ring's single issuer and arms the
-	 * restrictions the broker registered. */
-	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+	r = queue_prepare(q);
+	/* tell the main thread, and wait until the process has dropped its
+	 * privileges and the plugin is loaded */
+	pthread_mutex_lock(&w->start_lock);
+	q->setup_err = r;
+	w->prepared++;
+	pthread_cond_broadcast(&w->start_cond);
+	while (!r && !w->serving)
+		pthread_cond_wait(&w->start_cond, &w->start_lock);
+	pthread_mutex_unlock(&w->start_lock);
 	if (r < 0)
-		fatalx("queue %u: enable ring: %s", q->qid, strerror(-r));
-	r = install_wake(q);
-	if (r < 0)
-		fatalx("queue %u: install wake-up eventfd: %s", q->qid, strerror(-r));
-	if (q->qpool_size)
-		add_pool(q);
+		return NULL;
 	post_wake_read(q);
 	if (w->cfg.adopt)
 		rf_rescue(q);
@@ -603,7 +669,7 @@ static void *queue_main(void *arg)
 	return NULL;
 }
 
-int rf_queue_start(struct rf_queue *q)
+static int queue_start(struct rf_queue *q)
 {
 	uint32_t i;
 	int r;
@@ -620,4 +686,40 @@ int rf_queue_start(struct rf_queue *q)
 	pthread_mutex_init(&q->mbox_lock, NULL);
 	r = pthread_create(&q->thread, NULL, queue_main, q);
 	return -r;
+}
+
+int rf_queues_prepare(struct rf_worker *w, char *why, size_t len)
+{
+	uint32_t q;
+	int r;
+
+	pthread_mutex_init(&w->start_lock, NULL);
+	pthread_cond_init(&w->start_cond, NULL);
+	for (q = 0; q < w->nqueues; q++) {
+		r = queue_start(&w->queues[q]);
+		if (r < 0) {
+			snprintf(why, len, "start queue %u", q);
+			return r;
+		}
+	}
+	pthread_mutex_lock(&w->start_lock);
+	while (w->prepared < w->nqueues)
+		pthread_cond_wait(&w->start_cond, &w->start_lock);
+	pthread_mutex_unlock(&w->start_lock);
+	for (q = 0; q < w->nqueues; q++)
+		if (w->queues[q].setup_err < 0) {
+			snprintf(why, len, "%s", w->queues[q].failed);
+			return w->queues[q].setup_err;
+		}
+	return 0;
+}
+
+void rf_queues_serve(struct rf_worker *w)
+{
+	pthread_mutex_lock(&w->start_lock);
+	w->serving = true;
+	pthread_cond_broadcast(&w->start_cond);
+	while (atomic_load(&w->registered) < w->nqueues)
+		pthread_cond_wait(&w->start_cond, &w->start_lock);
+	pthread_mutex_unlock(&w->start_lock);
 }

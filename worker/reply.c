@@ -64,7 +64,9 @@ static void bad_id(struct rf_req *req, uint64_t id)
 
 static void finish_body(struct rf_req *req, const void *body, size_t len)
 {
-	if (len > req->payload_cap) {
+	if (len > req->payload_cap || (len && !req->payload)) {
+		/* too long, or a body for a zero-copied READ, which has no
+		 * buffer in the pool (reply_data says why) */
 		req->error = EIO;
 		req->reply_len = 0;
 	} else {
@@ -156,6 +158,17 @@ void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
 	finish_body(req, &o, sizeof(o));
 }
 
+/* The plugin's RF_OPEN_* flags as the kernel's FOPEN_*: a file served by
+ * descriptor is zero-copied where the queues are zero-copy queues. */
+static uint32_t open_flags_out(const struct rf_req *req, uint32_t open_flags)
+{
+	uint32_t f = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
+
+	if ((open_flags & RF_OPEN_FD_IO) && req->q->zc)
+		f |= FOPEN_IO_URING_ZERO_COPY;
+	return f;
+}
+
 void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh, uint32_t open_flags)
 {
 	struct {
@@ -172,7 +185,7 @@ void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh, 
 	fill_entry(req, &out.e, e);
 	memset(&out.o, 0, sizeof(out.o));
 	out.o.fh = req->q->w->tag | fh;
-	out.o.open_flags = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
+	out.o.open_flags = open_flags_out(req, open_flags);
 	finish_body(req, &out, sizeof(out));
 }
 
@@ -200,7 +213,7 @@ void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags)
 	}
 	memset(&o, 0, sizeof(o));
 	o.fh = req->q->w->tag | fh;
-	o.open_flags = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
+	o.open_flags = open_flags_out(req, open_flags);
 	finish_body(req, &o, sizeof(o));
 }
 
@@ -252,6 +265,16 @@ void rf_reply_data(struct rf_req *req, const void *buf, size_t len)
 {
 	if (!claim(req, "data"))
 		return;
+	if (req->zc && len) {
+		/* the client's pages are reachable by a fixed-buffer op only:
+		 * a file opened RF_OPEN_FD_IO is answered by descriptor */
+		log_warnx("plugin answered a zero-copied READ from memory (its file was opened "
+			  "with RF_OPEN_FD_IO: reads take rf_reply_data_fd); EIO");
+		req->error = EIO;
+		req->reply_len = 0;
+		rf_req_finish(req);
+		return;
+	}
 	if (len > reply_limit(req)) {
 		req->error = ERANGE;
 		req->reply_len = 0;

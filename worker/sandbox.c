@@ -21,9 +21,11 @@
  * Only then is the plugin loaded; the seccomp.policy stage stacks on top.
  */
 #include <cap-ng.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -143,6 +145,130 @@ int rf_sandbox_drop(uid_t uid, gid_t gid)
 	    capng_have_capabilities(CAPNG_SELECT_BOTH) != CAPNG_NONE)
 		return -EPERM;
 	return 0;
+}
+
+int rf_sandbox_drop_thread(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	int cap;
+
+	/* the bounding set while CAP_SETPCAP is still ours: up to the first
+	 * number the kernel does not know */
+	for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	memset(data, 0, sizeof(data));
+	data[0].effective = data[0].permitted = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	return 0;
+}
+
+/* "Key:\tvalue" of a /proc status text, up to the line's end, or NULL. */
+static const char *status_field(const char *status, const char *key, char *val, size_t len)
+{
+	size_t klen = strlen(key), n;
+	const char *p = status;
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, klen) || p[klen] != ':')
+			continue;
+		p += klen + 1;
+		p += strspn(p, " \t");
+		n = strcspn(p, "\n");
+		if (n >= len)
+			n = len - 1;
+		memcpy(val, p, n);
+		val[n] = '\0';
+		return val;
+	}
+	return NULL;
+}
+
+int rf_sandbox_status_ok(const char *status, uid_t uid, gid_t gid, bool seccomp, char *why,
+			 size_t len)
+{
+	static const char zeros[] = "0...0"; /* a capability set: hex digits, all 0 */
+	char uids[64], gids[64], val[128];
+	const struct {
+		const char *key, *want;
+	} f[] = {
+		{ "CapInh", zeros }, { "CapPrm", zeros }, { "CapEff", zeros },
+		{ "CapBnd", zeros }, { "CapAmb", zeros }, { "Uid", uids },
+		{ "Gid", gids },     { "Groups", "" },	  { "NoNewPrivs", "1" },
+		{ "Seccomp", "2" },
+	};
+	size_t i, n = sizeof(f) / sizeof(f[0]) - (seccomp ? 0 : 1);
+	bool ok;
+
+	snprintf(uids, sizeof(uids), "%u\t%u\t%u\t%u", (unsigned int)uid, (unsigned int)uid,
+		 (unsigned int)uid, (unsigned int)uid);
+	snprintf(gids, sizeof(gids), "%u\t%u\t%u\t%u", (unsigned int)gid, (unsigned int)gid,
+		 (unsigned int)gid, (unsigned int)gid);
+	for (i = 0; i < n; i++) {
+		if (!status_field(status, f[i].key, val, sizeof(val))) {
+			snprintf(why, len, "no %s line", f[i].key);
+			return -EPERM;
+		}
+		if (f[i].want == zeros)
+			ok = val[0] && strspn(val, "0") == strlen(val);
+		else
+			ok = !strcmp(val, f[i].want);
+		if (!ok) {
+			snprintf(why, len, "%s %s", f[i].key, val);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+int rf_sandbox_check_threads(uid_t uid, gid_t gid, bool seccomp, char *why, size_t len)
+{
+	char path[64], status[4096], what[160];
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	int r = 0;
+
+	if (!d) {
+		snprintf(why, len, "/proc/self/task: %s", strerror(errno));
+		return -errno;
+	}
+	while (!r && (de = readdir(d))) {
+		ssize_t got;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/status", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		got = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (got <= 0) {
+			/* a thread that ended meanwhile holds nothing */
+			if (fd < 0 && errno == ENOENT)
+				continue;
+			snprintf(why, len, "%s: %s", path, got < 0 ? strerror(errno) : "empty");
+			r = -EIO;
+			break;
+		}
+		status[got] = '\0';
+		r = rf_sandbox_status_ok(status, uid, gid, seccomp, what, sizeof(what));
+		if (r < 0)
+			snprintf(why, len, "thread %s keeps %s", de->d_name, what);
+		n++;
+	}
+	closedir(d);
+	if (!r && !n) {
+		snprintf(why, len, "/proc/self/task lists no thread");
+		r = -EIO;
+	}
+	return r;
 }
 
 int rf_sandbox_tie_to_broker(int ipc_fd)
@@ -295,6 +421,9 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 	/* every allowed call walks this list: a binary tree, not a line */
 	if (!r)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	/* on every thread: the queue threads exist already */
+	if (!r)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	for (i = 0; !r && i < sizeof(denied) / sizeof(denied[0]); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, denied[i], 0);
 	/* threads yes, processes no */
@@ -334,6 +463,7 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 
 int rf_sandbox_enter(struct rf_sandbox *sb)
 {
+	char what[200];
 	int err;
 
 	sb->source_fd = -1;
@@ -373,6 +503,13 @@ int rf_sandbox_enter(struct rf_sandbox *sb)
 	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd) : 0;
 	if (err < 0) {
 		snprintf(sb->failed, sizeof(sb->failed), "install the seccomp deny list");
+		return err;
+	}
+	/* the queue threads dropped their part themselves: make sure no
+	 * thread kept anything before any plugin code runs */
+	err = rf_sandbox_check_threads(sb->uid, sb->gid, sb->sandboxed, what, sizeof(what));
+	if (err < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "drop every privilege: %s", what);
 		return err;
 	}
 	return 0;

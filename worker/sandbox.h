@@ -3,6 +3,7 @@
 #ifndef RINGFENCE_SANDBOX_H
 #define RINGFENCE_SANDBOX_H
 
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -18,6 +19,21 @@ int rf_sandbox_fs(const char *source, int read_only);
  * on the host, the tenant's alone when the tenant has a uid of its own) */
 int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc);
 int rf_sandbox_drop(uid_t uid, gid_t gid);
+/* A thread's own part of the drop, made by each queue thread while it still
+ * holds every capability, before rf_sandbox_drop() in the main thread: empty
+ * bounding, inheritable and ambient sets, no_new_privs, and of the
+ * permitted and effective sets only CAP_SETUID and CAP_SETGID. glibc makes
+ * every thread change its ids when one does (and aborts the process if one
+ * cannot), and that change to the tenant's uid clears those two. */
+int rf_sandbox_drop_thread(void);
+/* After the drop: every thread of the process runs as @uid/@gid with no
+ * supplementary group, no capability in any set and no_new_privs, and
+ * under seccomp if @seccomp (from /proc/self/task). 0, or -EPERM (-EIO if
+ * /proc cannot tell) with the thread and field at fault in @why. */
+int rf_sandbox_check_threads(uid_t uid, gid_t gid, bool seccomp, char *why, size_t len);
+/* Its pure part: one thread's /proc status text; the field at fault in @why. */
+int rf_sandbox_status_ok(const char *status, uid_t uid, gid_t gid, bool seccomp, char *why,
+			 size_t len);
 /* Die with the broker: SIGKILL on its death (the credential change in
  * rf_sandbox_drop() clears any earlier setting), and exit now if it is
  * already gone (@ipc_fd hung up). Call after rf_sandbox_drop(). */

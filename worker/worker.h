@@ -41,6 +41,8 @@ struct rf_req {
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
 	bool candidate; /* a dead entry that ended a lost request may use this slot */
+	bool zc; /* the request's file data is in the client's pages, buffer
+		  * RF_BUF_INDEX_ZC + idx of the ring, not in the pool */
 	uint64_t mark; /* the header's commit id as we left it, while a candidate */
 	struct rf_slot_state *ss; /* this slot's record in the pool */
 	enum rf_req_state state;
@@ -98,6 +100,9 @@ struct rf_queue {
 	 * 0; qpool_size 0: each entry has its own payload buffer */
 	char *qpool;
 	uint32_t qpool_size;
+	bool zc; /* a zero-copy queue: FUSE_URING_ZERO_COPY, a buffer slot per entry */
+	int setup_err; /* of its trusted start-up, with what failed */
+	char failed[160];
 };
 
 /*
@@ -135,13 +140,21 @@ struct rf_worker {
 	uint64_t rescue_hi; /* the newest id received: ids up to it were issued */
 	uint32_t nrescue;
 	_Atomic uint64_t ping_seq; /* the broker's last PING, for queue threads to answer */
-	pthread_mutex_t start_lock;
+	pthread_mutex_t start_lock; /* for the three below */
 	pthread_cond_t start_cond;
+	uint32_t prepared; /* queue threads done with their trusted start-up */
+	bool serving; /* the main thread let them register and serve */
 };
 
-/* queue.c: start a queue's thread; wake it (from any thread); and, called
- * by the reply functions once a reply is complete, hand it to its queue. */
-int rf_queue_start(struct rf_queue *q);
+/* queue.c: start every queue's thread and wait until each has enabled its
+ * ring, added its queue and pool and dropped its own privileges, while the
+ * process is still root (0, or -errno with the queue and step in @why);
+ * then, once the whole process has dropped them and the plugin is loaded,
+ * let them register their entries and serve (returns when every queue
+ * has); wake a queue (from any thread); and, called by the reply
+ * functions once a reply is complete, hand it to its queue. */
+int rf_queues_prepare(struct rf_worker *w, char *why, size_t len);
+void rf_queues_serve(struct rf_worker *w);
 void rf_queue_wake(struct rf_queue *q);
 void rf_req_finish(struct rf_req *req);
 

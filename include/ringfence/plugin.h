@@ -113,6 +113,13 @@ struct rf_setattr {
 #define RF_OPEN_DIRECT_IO (1u << 0)
 #define RF_OPEN_KEEP_CACHE (1u << 1)
 #define RF_OPEN_NONSEEKABLE (1u << 2)
+/* The plugin answers every read of this file with rf_reply_data_fd() (or an
+ * error) and every write with rf_reply_write_fd(). Where the kernel offers
+ * zero copy (Linux 7.3) and the policy allows it, the file's data then
+ * moves between the plugin's file and the client's own pages, never
+ * through the pool: write() gets data NULL (size still says how much), and
+ * a read answered from memory fails with EIO. Elsewhere it changes nothing. */
+#define RF_OPEN_FD_IO (1u << 3)
 
 struct rf_plugin {
 	uint32_t abi_version; /* RF_PLUGIN_ABI_VERSION */
@@ -143,6 +150,8 @@ struct rf_plugin {
 	void (*link)(struct rf_req *req, uint64_t ino, uint64_t newparent, const char *newname);
 	void (*open)(struct rf_req *req, uint64_t ino, int flags);
 	void (*read)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size);
+	/* data is NULL for a file opened RF_OPEN_FD_IO whose data is
+	 * zero-copied: answer with rf_reply_write_fd() */
 	void (*write)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, const void *data,
 		      size_t size);
 	void (*flush)(struct rf_req *req, uint64_t ino, uint64_t fh);

@@ -96,6 +96,53 @@ opts=$(awk -v mp="$T/h.mnt" '$5 == mp { print $6 }' /proc/self/mountinfo)
 case ",$opts," in *,nosuid,*nodev,* | *,nodev,*nosuid,*) ;; *) rf_fail "mount options: $opts" ;; esac
 [ "$(rf_field h state)" = running ] || rf_fail "hostile worker died from refused attacks"
 bystander_ok refused
+
+# zero copy (Linux 7.3): "zcfile" is opened RF_OPEN_FD_IO, so its reads come
+# with the client's pages in the entry's buffer slot (hostile.c, zc_attack)
+if [ "$(rf_field h zero_copy)" = on ]; then
+	rf_log "zero copy: only its own request's pages, never the queue's set-up"
+	out=$(timeout 10 python3 - "$T/h.mnt/zcfile" <<'EOF'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for off in (0, 4096):
+    try:
+        os.pread(fd, 4096, off)
+        print("OK", end=" ")
+    except OSError as e:
+        print(errno.errorcode[e.errno], end=" ")
+EOF
+	)
+	[ "$out" = "EIO EINPROGRESS " ] || rf_fail "zcfile: reads gave '$out', not 'EIO EINPROGRESS'"
+	grep -q "plugin answered a zero-copied READ from memory" "$T/broker.log" ||
+		rf_fail "no word of the READ answered from memory"
+	rf_log "  a zero-copied READ answered from memory -> EIO"
+	attack() { # TAG RES WHAT: the result of a ring op the plugin submitted
+		for _ in $(rf_tries 20); do grep -q "user_data 0x$1," "$T/broker.log" && break; sleep 0.1; done
+		grep -q "unexpected completion (user_data 0x$1, res $2)" "$T/broker.log" ||
+			rf_fail "$3: $(grep -o "user_data 0x$1, res -*[0-9]*" "$T/broker.log" || echo no completion), not res $2"
+		rf_log "  $3 -> $2"
+	}
+	attack bad10 -14 "READ_FIXED past the end of its own pages"
+	attack bad18 -14 "WRITE_FIXED out of a read's pages"
+	attack bad20 -14 "READ_FIXED into another entry's slot"
+	attack bad28 -14 "READ_FIXED into a slot past the table"
+	attack bad30 -1 "ADD_QUEUE with FUSE_URING_ZERO_COPY (CAP_SYS_ADMIN is gone)"
+	attack bad38 -17 "ADD_QUEUE again"
+	attack bad40 -22 "ADD_BUFPOOL of its own memory"
+	attack bad48 -22 "ADD_BUFPOOL of a zero-copy slot"
+	[ "$(rf_field h state)" = running ] || rf_fail "the zero-copy attacks stopped the tenant"
+	bystander_ok zero-copy
+	# a REGISTER naming a buffer other than the pool is refused, and then
+	# the kernel turns io-uring off for that connection: the hostile
+	# tenant's own client waits until the connection ends (rf_stop);
+	# nobody else notices
+	stat "$T/h.mnt/attack-register_foreign" >/dev/null 2>&1 &
+	EXTRA_PIDS+=($!)
+	attack bad50 -22 "REGISTER with a zero-copy slot for its payload"
+	bystander_ok register_foreign
+else
+	rf_log "zero copy: off here ($(rf_field h buffers) buffers, Linux $(uname -r)); make check-vm attacks it"
+fi
 rf_stop
 
 rf_log "the pool: what the worker writes there is checked, never trusted"

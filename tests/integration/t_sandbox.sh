@@ -15,15 +15,26 @@ rf_log "descriptors: /dev/null for 0-2, the channel, rings, eventfds, its own fi
 NQ=$(rf_field pt queues)
 rf_assert_worker_fds "$W" "$NQ"
 rf_assert_worker_fds "$(rf_worker mem)" "$NQ"
-rf_log "credentials and capabilities"
+rf_log "credentials and capabilities, in every thread"
+# the queue threads start while the worker is root (a zero-copy queue takes
+# CAP_SYS_ADMIN in the thread that adds it): none may keep anything
 id=$(rf_uid pt)
-grep -q "^Uid:[[:space:]]*$id[[:space:]]$id[[:space:]]$id[[:space:]]$id$" "$st" || rf_fail "uid: $(grep Uid "$st"), not $id"
-grep -q "^Gid:[[:space:]]*$id[[:space:]]$id[[:space:]]$id[[:space:]]$id$" "$st" || rf_fail "gid: $(grep Gid "$st"), not $id"
-grep -q '^Groups:[[:space:]]*$' "$st" || rf_fail "supplementary groups: $(grep Groups "$st")"
-for c in CapInh CapPrm CapEff CapBnd CapAmb; do
-	grep -q "^$c:[[:space:]]*0000000000000000" "$st" || rf_fail "$c not empty"
+nthreads=0
+for tst in /proc/"$W"/task/*/status; do
+	tid=$(basename "$(dirname "$tst")")
+	grep -q "^Uid:[[:space:]]*$id[[:space:]]$id[[:space:]]$id[[:space:]]$id$" "$tst" ||
+		rf_fail "thread $tid: uid: $(grep Uid "$tst"), not $id"
+	grep -q "^Gid:[[:space:]]*$id[[:space:]]$id[[:space:]]$id[[:space:]]$id$" "$tst" ||
+		rf_fail "thread $tid: gid: $(grep Gid "$tst"), not $id"
+	grep -q '^Groups:[[:space:]]*$' "$tst" || rf_fail "thread $tid: supplementary groups: $(grep Groups "$tst")"
+	for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -q "^$c:[[:space:]]*0000000000000000" "$tst" || rf_fail "thread $tid: $(grep "^$c" "$tst")"
+	done
+	grep -q '^NoNewPrivs:[[:space:]]*1' "$tst" || rf_fail "thread $tid: no no_new_privs"
+	grep -q '^Seccomp:[[:space:]]*2' "$tst" || rf_fail "thread $tid: no seccomp filter"
+	nthreads=$((nthreads + 1))
 done
-grep -q '^Seccomp:[[:space:]]*2' "$st" || rf_fail "no seccomp filter"
+[ "$nthreads" -gt "$(rf_field pt queues)" ] || rf_fail "only $nthreads threads: the queue threads are missing"
 grep -q '^NSpid:[[:space:]]*'"$W"'[[:space:]]*1$' "$st" || rf_fail "not PID 1 of its namespace: $(grep NSpid "$st")"
 
 rf_log "namespaces differ from the broker's"

@@ -33,6 +33,7 @@
 
 #include "ringfence/plugin.h"
 #include "testlog.h"
+#include "uring_uapi.h"
 #include "worker.h" /* the attacker has read our source */
 
 #define SUCCEEDED ENOTRECOVERABLE
@@ -358,6 +359,107 @@ static int a_ring_buffers(struct rf_req *req)
 	return result(syscall(SYS_io_uring_register, req->q->ring_fd, 0 /* BUFFERS */, &iov, 1));
 }
 
+/*
+ * "zcfile": opened RF_OPEN_FD_IO, so that on a zero-copy queue its reads
+ * arrive with the client's pages in the entry's buffer slot. The first
+ * ZC_READ bytes are answered from memory, which the framework must refuse
+ * (EIO); a read at ZC_READ attacks the zero-copy slots and the queue's
+ * set-up straight on the ring, each SQE tagged 0xbadN0 or 0xbadN8 (the
+ * framework's tag bits clear) for the test to find its result in the
+ * broker's log, and answers EINPROGRESS.
+ */
+#define ZC_READ 4096
+
+static void ring_cmd(struct rf_req *req, uint32_t op, uint64_t flags, int fixed, uint16_t index,
+		     uint64_t tag)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+	struct fuse_uring_cmd_req *c;
+	static char own[1 << 20] __attribute__((aligned(4096)));
+
+	if (!sqe)
+		return;
+	c = rf_prep_fuse_cmd(sqe, op, (uint16_t)req->q->qid, 0);
+	c->flags = flags;
+	if (op == FUSE_IO_URING_CMD_ADD_BUFPOOL) {
+		c->bufpool.uaddr = (uint64_t)(uintptr_t)own;
+		c->bufpool.len = sizeof(own);
+	}
+	if (fixed) {
+		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+		sqe->buf_index = index;
+	}
+	sqe->user_data = tag;
+}
+
+static void ring_fixed(struct rf_req *req, int opcode, uint64_t addr, uint32_t len, int index,
+		       uint64_t tag)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+
+	if (!sqe)
+		return;
+	io_uring_prep_rw(opcode, sqe, RF_FILE_SLOT_DATA + (int)req->idx, (void *)(uintptr_t)addr,
+			 len, 0);
+	sqe->buf_index = (uint16_t)index;
+	sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->user_data = tag;
+}
+
+/* A fresh entry whose payload is not the queue's pool (a zero-copy slot):
+ * the kernel refuses it, and a refused REGISTER turns FUSE io-uring off for
+ * the whole connection, so this tenant stops answering: only its own
+ * clients suffer. */
+static int register_foreign(struct rf_req *req)
+{
+	static char hdr[sizeof(struct fuse_uring_req_header)];
+	static struct iovec iov[2] = { { hdr, sizeof(hdr) }, { NULL, 0 } };
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+
+	if (!sqe)
+		return EBUSY;
+	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_REGISTER, (uint16_t)req->q->qid, 0);
+	sqe->addr = (uint64_t)(uintptr_t)iov;
+	sqe->len = 2;
+	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+	sqe->buf_index = RF_BUF_INDEX_ZC + req->idx;
+	sqe->user_data = 0xbad50;
+	io_uring_submit(&req->q->ring);
+	return EINPROGRESS;
+}
+
+static int zc_attack(struct rf_req *req)
+{
+	uint32_t depth = req->q->w->cfg.depth, own = RF_BUF_INDEX_ZC + req->idx;
+	int fd = openat(source_fd, "zcdata", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA + req->idx,
+					    .fds = (uint64_t)(uintptr_t)&fd };
+	static char data[2 * ZC_READ];
+
+	if (fd < 0 || pwrite(fd, data, sizeof(data), 0) < 0 ||
+	    syscall(SYS_io_uring_register, req->q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1) <
+		    0)
+		return errno;
+	close(fd);
+	/* past the end of this request's own pages */
+	ring_fixed(req, IORING_OP_READ_FIXED, ZC_READ, ZC_READ, (int)own, 0xbad10);
+	/* the pages of a read are the server's to fill, not to read */
+	ring_fixed(req, IORING_OP_WRITE_FIXED, 0, ZC_READ, (int)own, 0xbad18);
+	/* another entry's slot (empty: the test's client reads alone) */
+	ring_fixed(req, IORING_OP_READ_FIXED, 0, ZC_READ,
+		   (int)(RF_BUF_INDEX_ZC + (req->idx + 1) % depth), 0xbad20);
+	/* past the ring's buffer table */
+	ring_fixed(req, IORING_OP_READ_FIXED, 0, ZC_READ, (int)(RF_BUF_INDEX_ZC + depth), 0xbad28);
+	/* the queue again, a zero-copy one (CAP_SYS_ADMIN is gone), or plain */
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_QUEUE, FUSE_URING_ZERO_COPY, 0, 0, 0xbad30);
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_QUEUE, 0, 0, 0, 0xbad38);
+	/* a pool of its own, registered or not */
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_BUFPOOL, 0, 0, 0, 0xbad40);
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_BUFPOOL, 0, 1, (uint16_t)own, 0xbad48);
+	io_uring_submit(&req->q->ring);
+	return EINPROGRESS;
+}
+
 /* What the plugin claims: a directory root, /dev/mem as "devnode" and a
  * setuid-root file as "suid" (what nodev and nosuid must defuse). */
 static void attrs(uint64_t ino, struct stat *st)
@@ -371,6 +473,9 @@ static void attrs(uint64_t ino, struct stat *st)
 		st->st_rdev = makedev(1, 1);
 	} else if (ino == 101) {
 		st->st_mode = S_IFREG | 04755;
+	} else if (ino == 102) {
+		st->st_mode = S_IFREG | 0644;
+		st->st_size = 2 * ZC_READ;
 	} else {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
@@ -601,6 +706,8 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 			reply_entry(req, 100);
 		else if (!strcmp(name, "suid")) /* setuid root, if nosuid did not hold */
 			reply_entry(req, 101);
+		else if (!strcmp(name, "zcfile"))
+			reply_entry(req, 102);
 		else
 			rf_reply_err(req, ENOENT);
 		return;
@@ -612,6 +719,10 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	}
 	if (!strcmp(name, "ring_nofixed")) {
 		rf_reply_err(req, ring_submit(req, IORING_OP_READ, 0, 0xbad8));
+		return;
+	}
+	if (!strcmp(name, "register_foreign")) {
+		rf_reply_err(req, register_foreign(req));
 		return;
 	}
 	if (!strcmp(name, "ring_buffers")) {
@@ -649,7 +760,20 @@ static void h_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 static void h_open(struct rf_req *req, uint64_t ino, int flags)
 {
 	(void)flags;
-	rf_reply_open(req, ino, 0);
+	rf_reply_open(req, ino, ino == 102 ? RF_OPEN_FD_IO | RF_OPEN_DIRECT_IO : 0);
+}
+
+static void h_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	static const char junk[ZC_READ];
+
+	(void)fh;
+	if (ino != 102 || off >= 2 * ZC_READ)
+		rf_reply_data(req, NULL, 0);
+	else if (off < ZC_READ)
+		rf_reply_data(req, junk, size < sizeof(junk) ? size : sizeof(junk));
+	else
+		rf_reply_err(req, zc_attack(req));
 }
 
 static int h_init(const struct rf_init_args *a, void **ud)
@@ -663,6 +787,6 @@ static int h_init(const struct rf_init_args *a, void **ud)
 }
 
 const struct rf_plugin ringfence_plugin = {
-	RF_PLUGIN_INIT,	    .name = "hostile",	  .init = h_init,
-	.lookup = h_lookup, .getattr = h_getattr, .open = h_open,
+	RF_PLUGIN_INIT,	      .name = "hostile", .init = h_init, .lookup = h_lookup,
+	.getattr = h_getattr, .open = h_open,	 .read = h_read,
 };

@@ -256,8 +256,11 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.disk_max++);
 	FLIP(b.inodes_max++);
 	FLIP(b.ownership = !b.ownership);
+	FLIP(b.bufpool = (b.bufpool + 1) % 3);
+	FLIP(b.zero_copy = (b.zero_copy + 1) % 3);
+	FLIP(b.pool_size += 4096);
 #undef FLIP
-	ck_assert_int_eq(changed, 27);
+	ck_assert_int_eq(changed, 30);
 	rf_policy_free(p);
 }
 END_TEST
@@ -365,6 +368,32 @@ START_TEST(test_buffer_pool_keys)
 }
 END_TEST
 
+START_TEST(test_zero_copy_key)
+{
+	struct rf_policy *p;
+
+	ck_assert_int_eq(parse_mount("", &p), 0);
+	ck_assert_int_eq(p->mounts[0].zero_copy, RF_FEATURE_AUTO);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("zero_copy = on\nbufpool = on\n", &p), 0);
+	ck_assert_int_eq(p->mounts[0].zero_copy, RF_FEATURE_ON);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("zero_copy = off\n", &p), 0);
+	ck_assert_int_eq(p->mounts[0].zero_copy, RF_FEATURE_OFF);
+	rf_policy_free(p);
+	/* auto with pools off: nothing to ask for, not an error */
+	ck_assert_int_eq(parse_mount("bufpool = off\n", &p), 0);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("zero_copy = yes\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:4: zero_copy: expected auto, on or off, got 'yes'"));
+	ck_assert_int_eq(parse_mount("transport = classic\nzero_copy = on\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:5: zero_copy: on needs FUSE io-uring"));
+	ck_assert_int_eq(parse_mount("bufpool = off\nzero_copy = on\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(
+		err, "mem:5: zero_copy: on needs the kernel's buffer pools, and bufpool is off"));
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	uint64_t v;
@@ -403,6 +432,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_error_buffer_truncates_safely);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_buffer_pool_keys);
+	tcase_add_test(tc, test_zero_copy_key);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,18 +24,30 @@ static char *pool;
 static struct io_uring ring;
 static int ring_fd;
 
-static void setup(void)
+#define DEPTH 4
+
+static void make_ring(bool zero_copy)
 {
 	struct io_uring_params p;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	pool = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(pool, MAP_FAILED);
-	ring_fd = rf_ring_create(sv[0], pool, POOL_SIZE, 4, &p);
+	ring_fd = rf_ring_create(sv[0], pool, POOL_SIZE, DEPTH, zero_copy, &p);
 	ck_assert_int_ge(ring_fd, 0);
 	ck_assert_int_eq(io_uring_queue_mmap(ring_fd, &p, &ring), 0);
 	rf_ring_fill_sq_array(&ring);
 	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0), 0);
+}
+
+static void setup(void)
+{
+	make_ring(false);
+}
+
+static void setup_zero_copy(void)
+{
+	make_ring(true);
 }
 
 static void teardown(void)
@@ -144,10 +156,55 @@ START_TEST(test_register_ops_fenced)
 }
 END_TEST
 
+/* A read of the data slot's file into buffer @index at @addr: its result. */
+static int read_fixed_into(uint64_t addr, uint32_t len, int index)
+{
+	int fd = memfd_create("data", MFD_CLOEXEC);
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA,
+					    .fds = (uint64_t)(uintptr_t)&fd };
+	struct io_uring_sqe *sqe;
+	int r;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "fixed!", 6, 0), 6);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1), 1);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read_fixed(sqe, RF_FILE_SLOT_DATA, (void *)(uintptr_t)addr, len, 0, index);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	r = run(sqe);
+	close(fd);
+	return r;
+}
+
+/* The zero-copy slots stay empty until the kernel fills one with a
+ * request's pages: the pool still works, the empty slots and those past
+ * the table give EFAULT, and the worker cannot fill any of them itself. */
+START_TEST(test_zero_copy_slots_empty_and_fenced)
+{
+	struct iovec iov = { .iov_base = pool, .iov_len = 4096 };
+	struct io_uring_rsrc_update2 up = { .offset = RF_BUF_INDEX_ZC,
+					    .data = (uint64_t)(uintptr_t)&iov,
+					    .nr = 1 };
+
+	ck_assert_int_eq(read_fixed_into((uintptr_t)pool, 6, RF_BUF_INDEX_POOL), 6);
+	ck_assert_int_eq(memcmp(pool, "fixed!", 6), 0);
+	ck_assert_int_eq(read_fixed_into(0, 6, RF_BUF_INDEX_ZC), -EFAULT);
+	ck_assert_int_eq(read_fixed_into(0, 6, RF_BUF_INDEX_ZC + DEPTH - 1), -EFAULT);
+	ck_assert_int_eq(read_fixed_into(0, 6, RF_BUF_INDEX_ZC + DEPTH), -EFAULT);
+	ck_assert_int_eq(read_fixed_into((uintptr_t)pool, 6, 1000), -EFAULT);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_REGISTER_BUFFERS_UPDATE, &up,
+					      sizeof(up)),
+			 -EACCES);
+	ck_assert_int_eq(rf_io_uring_register(ring_fd, IORING_UNREGISTER_BUFFERS, NULL, 0),
+			 -EACCES);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
 	TCase *tc = tcase_create("fence");
+	TCase *tz = tcase_create("zero-copy slots");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_read_fixed_file_allowed);
@@ -156,6 +213,9 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_extra_sqe_flags_refused);
 	tcase_add_test(tc, test_register_ops_fenced);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tz, setup_zero_copy, teardown);
+	tcase_add_test(tz, test_zero_copy_slots_empty_and_fenced);
+	suite_add_tcase(s, tz);
 	return s;
 }
 

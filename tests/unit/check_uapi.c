@@ -251,6 +251,42 @@ START_TEST(test_init_7_46_offers_buffer_pools)
 }
 END_TEST
 
+START_TEST(test_init_zero_copy_follows_the_pools)
+{
+	struct fuse_init_in in = kernel_init(1);
+	struct rf_mount_policy p = pol(RF_TRANSPORT_AUTO, 1 << 20);
+	struct fuse_init_out out;
+	struct rf_conn_params cp;
+
+	/* 6.18: auto is off, on is refused, naming why */
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!cp.zero_copy);
+	p.zero_copy = RF_FEATURE_ON;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(cp.why, "zero_copy = on, but the kernel offers no FUSE "
+					     "io-uring buffer pools (protocol 7.45 over io-uring"));
+	/* 7.3: auto and on use it with the pools */
+	in.minor = 46;
+	in.flags2 |= (uint32_t)(FUSE_HAS_IO_URING_BUFPOOL >> 32);
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(cp.bufpool && cp.zero_copy);
+	p.zero_copy = RF_FEATURE_AUTO;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(cp.bufpool && cp.zero_copy);
+	p.zero_copy = RF_FEATURE_OFF;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(cp.bufpool && !cp.zero_copy);
+	/* without the pools there is none, and on says so */
+	p.bufpool = RF_FEATURE_OFF;
+	p.zero_copy = RF_FEATURE_AUTO;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!cp.bufpool && !cp.zero_copy);
+	p.zero_copy = RF_FEATURE_ON;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(cp.why, "zero_copy = on, but bufpool is off"));
+}
+END_TEST
+
 START_TEST(test_init_auto_classic_when_not_offered)
 {
 	struct fuse_init_in in = kernel_init(0);
@@ -352,6 +388,7 @@ static Suite *uapi_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_test(ti, test_init_auto_uring);
 	tcase_add_test(ti, test_init_7_46_offers_buffer_pools);
+	tcase_add_test(ti, test_init_zero_copy_follows_the_pools);
 	tcase_add_test(ti, test_init_auto_classic_when_not_offered);
 	tcase_add_test(ti, test_init_uring_required_but_missing);
 	tcase_add_test(ti, test_init_classic_by_policy);

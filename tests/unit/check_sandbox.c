@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The privilege drop across threads: queue threads start (and add their
+ * zero-copy queues) while the worker is root, so each drops its own share,
+ * the main thread drops the rest, and a check of every thread's
+ * /proc/self/task/N/status proves that none kept anything. The drop tests
+ * need root and run in Check's forked child, never in the runner.
+ */
+#include "check_main.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#define NOBODY 65534
+
+static const char good[] = "Name:\tringfence-worke\n"
+			   "Uid:\t65534\t65534\t65534\t65534\n"
+			   "Gid:\t65534\t65534\t65534\t65534\n"
+			   "Groups:\t\n"
+			   "CapInh:\t0000000000000000\n"
+			   "CapPrm:\t0000000000000000\n"
+			   "CapEff:\t0000000000000000\n"
+			   "CapBnd:\t0000000000000000\n"
+			   "CapAmb:\t0000000000000000\n"
+			   "NoNewPrivs:\t1\n"
+			   "Seccomp:\t2\n";
+
+/* @good with line @key replaced by "@key:\t@val". */
+static const char *with(const char *key, const char *val)
+{
+	static char buf[sizeof(good) + 128];
+	const char *at = strstr(good, key), *end = strchr(at, '\n');
+
+	snprintf(buf, sizeof(buf), "%.*s%s:\t%s%s", (int)(at - good), good, key, val, end);
+	return buf;
+}
+
+START_TEST(test_status_fields)
+{
+	char why[128];
+
+	ck_assert_int_eq(rf_sandbox_status_ok(good, NOBODY, NOBODY, true, why, sizeof(why)), 0);
+	ck_assert_int_eq(rf_sandbox_status_ok(with("CapBnd", "000001ffffffffff"), NOBODY, NOBODY,
+					      true, why, sizeof(why)),
+			 -EPERM);
+	ck_assert_str_eq(why, "CapBnd 000001ffffffffff");
+	ck_assert_int_eq(rf_sandbox_status_ok(with("CapInh", "0000000000000400"), NOBODY, NOBODY,
+					      true, why, sizeof(why)),
+			 -EPERM);
+	ck_assert_str_eq(why, "CapInh 0000000000000400");
+	ck_assert_int_eq(rf_sandbox_status_ok(with("Uid", "65534\t0\t65534\t65534"), NOBODY, NOBODY,
+					      true, why, sizeof(why)),
+			 -EPERM);
+	ck_assert_str_eq(why, "Uid 65534\t0\t65534\t65534");
+	ck_assert_int_eq(rf_sandbox_status_ok(with("Groups", "0 "), NOBODY, NOBODY, true, why,
+					      sizeof(why)),
+			 -EPERM);
+	ck_assert_int_eq(rf_sandbox_status_ok(with("NoNewPrivs", "0"), NOBODY, NOBODY, true, why,
+					      sizeof(why)),
+			 -EPERM);
+	ck_assert_str_eq(why, "NoNewPrivs 0");
+	/* seccomp is asked for only where the worker is sandboxed */
+	ck_assert_int_eq(rf_sandbox_status_ok(with("Seccomp", "0"), NOBODY, NOBODY, true, why,
+					      sizeof(why)),
+			 -EPERM);
+	ck_assert_int_eq(rf_sandbox_status_ok(with("Seccomp", "0"), NOBODY, NOBODY, false, why,
+					      sizeof(why)),
+			 0);
+	/* another tenant's ids, or a field the kernel did not print */
+	ck_assert_int_eq(rf_sandbox_status_ok(good, 1000, NOBODY, true, why, sizeof(why)), -EPERM);
+	ck_assert_int_eq(rf_sandbox_status_ok("Uid:\t65534\t65534\t65534\t65534\n", NOBODY, NOBODY,
+					      true, why, sizeof(why)),
+			 -EPERM);
+	ck_assert_str_eq(why, "no CapInh line");
+}
+END_TEST
+
+static pthread_barrier_t started, dropped;
+
+/* A queue thread's life at start-up: its own share of the drop (or not),
+ * then a wait while the main thread drops the rest and checks. */
+static void *queue_thread(void *arg)
+{
+	int own_drop = *(int *)arg;
+
+	if (own_drop)
+		ck_assert_int_eq(rf_sandbox_drop_thread(), 0);
+	pthread_barrier_wait(&started);
+	pthread_barrier_wait(&dropped);
+	return NULL;
+}
+
+/* Two threads, the second dropping its share only if @second_drops; the
+ * main thread's drop to nobody, then the check: its result. */
+static int drop_with_threads(int second_drops, char *why, size_t len)
+{
+	int yes = 1, second = second_drops, r;
+	pthread_t t[2];
+
+	ck_assert_int_eq(pthread_barrier_init(&started, NULL, 3), 0);
+	ck_assert_int_eq(pthread_barrier_init(&dropped, NULL, 3), 0);
+	ck_assert_int_eq(pthread_create(&t[0], NULL, queue_thread, &yes), 0);
+	ck_assert_int_eq(pthread_create(&t[1], NULL, queue_thread, &second), 0);
+	pthread_barrier_wait(&started);
+	ck_assert_int_eq(rf_sandbox_drop(NOBODY, NOBODY), 0);
+	r = rf_sandbox_check_threads(NOBODY, NOBODY, false, why, len);
+	pthread_barrier_wait(&dropped);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	return r;
+}
+
+START_TEST(test_every_thread_drops)
+{
+	char why[200] = "";
+
+	ck_assert_msg(drop_with_threads(1, why, sizeof(why)) == 0, "%s", why);
+}
+END_TEST
+
+/* A thread that skipped its share keeps its bounding set (and would keep
+ * an inheritable set): the check names it. */
+START_TEST(test_a_thread_that_kept_privileges_is_caught)
+{
+	char why[200] = "";
+
+	ck_assert_int_eq(drop_with_threads(0, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "keeps CapBnd 0"), "%s", why);
+}
+END_TEST
+
+static Suite *sandbox_suite(void)
+{
+	Suite *s = suite_create("sandbox");
+	TCase *tc = tcase_create("threads");
+
+	tcase_add_test(tc, test_status_fields);
+	tcase_add_test(tc, test_every_thread_drops);
+	tcase_add_test(tc, test_a_thread_that_kept_privileges_is_caught);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_sandbox: SKIP: the drop tests need root\n");
+		return 77;
+	}
+	return rf_check_run(sandbox_suite());
+}
