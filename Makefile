@@ -1,6 +1,6 @@
 # ringfence: plain make. `make V=1` shows full commands.
 # Targets: all (default), deps, demo, check, check-unit, check-san,
-#          check-integration, check-vm, bench, fuzz, format, format-check, clean.
+#          check-integration, check-vm, bench, bench-vm, fuzz, format, format-check, clean.
 
 CC      ?= cc
 BUILD   ?= build
@@ -53,7 +53,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: all deps demo check check-unit check-san check-integration check-vm vm-build bench fuzz format format-check clean
+.PHONY: all deps demo check check-unit check-san check-integration check-vm vm-build bench bench-vm fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -138,6 +138,18 @@ check-vm: deps
 # what the guest runs, built on the host
 vm-build: all $(UNIT_BINS)
 	@:
+
+# per-entry buffers, buffer pools and zero copy side by side in the 7.3
+# guest (bench/vm.sh); its table goes to bench/results/vm-latest.md
+BENCH_VM_ENV = ROUNDS=$${ROUNDS:-3} RUNTIME=$${RUNTIME:-5} SIZE=$${SIZE:-64M}
+bench-vm: deps
+	@./tools/install-deps.sh $(VM_DEPS)
+	$(Q)$(MAKE) --no-print-directory all
+	@mkdir -p bench/results
+	@VM_COMMAND="$(BENCH_VM_ENV) bench/vm.sh" ./tests/run-vm.sh >$(BUILD)/bench-vm.log; rc=$$?; \
+	cat $(BUILD)/bench-vm.log; [ $$rc = 0 ] || exit $$rc; \
+	sed -n '/^bench-vm: begin$$/,/^bench-vm: end$$/{/^bench-vm: /d;p}' $(BUILD)/bench-vm.log \
+		>bench/results/vm-latest.md; echo "bench-vm: bench/results/vm-latest.md"
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
