@@ -49,12 +49,7 @@ cleanup() {
 		umount "$T/libfuse.mnt" 2>/dev/null || umount -l "$T/libfuse.mnt"
 		wait "$PEER" 2>/dev/null || true
 	fi
-	# ring teardown releases the backing files asynchronously: retry
-	for _ in $(seq 50); do
-		mountpoint -q "$T/tmpfs" || break
-		umount "$T/tmpfs" 2>/dev/null || sleep 0.1
-	done
-	mountpoint -q "$T/tmpfs" && umount -l "$T/tmpfs"
+	unmount_backing "$T/tmpfs"
 	host_restore
 	rm -rf --one-file-system "$T"
 }

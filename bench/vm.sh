@@ -42,11 +42,7 @@ host_save
 BROKER=""
 cleanup() {
 	stop_broker "$BROKER"
-	for _ in $(seq 50); do
-		mountpoint -q "$T/tmpfs" || break
-		umount "$T/tmpfs" 2>/dev/null || sleep 0.1
-	done
-	mountpoint -q "$T/tmpfs" && umount -l "$T/tmpfs"
+	unmount_backing "$T/tmpfs"
 	host_restore
 	rm -rf --one-file-system "$T"
 }

@@ -26,6 +26,18 @@ host_restore() {
 	return 0
 }
 
+# unmount_backing DIR: unmount the file system a benchmark's tenants used,
+# lazily if it stays busy: a dead worker's rings release the backing files
+# it held asynchronously, so retry for up to 5 s first
+unmount_backing() {
+	for _ in $(seq 50); do
+		mountpoint -q "$1" || return 0
+		umount "$1" 2>/dev/null || sleep 0.1
+	done
+	mountpoint -q "$1" && umount -l "$1"
+	return 0
+}
+
 # stop_broker PID: SIGTERM and wait (it unmounts its tenants)
 stop_broker() {
 	if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
