@@ -131,6 +131,7 @@ static void setup(void)
 	memset(&req, 0, sizeof(req));
 	memset(slot, 0, sizeof(slot));
 	finished = 0;
+	q.zc = false;
 	w.plugin = &plugin;
 	w.tag = rf_gen_tag(0);
 	w.nqueues = 1;
@@ -453,6 +454,105 @@ START_TEST(test_interrupt_flags_request)
 }
 END_TEST
 
+/* A zero-copied request as rf_queue_fetched() leaves it: a READ has no
+ * pool buffer and no data in the pool, a WRITE a buffer for its reply. */
+static void make_zc(uint32_t opcode, const void *arg0, size_t a0len, size_t data)
+{
+	make(opcode, arg0, a0len, "", 0);
+	q.zc = true;
+	req.zc = true;
+	if (opcode == FUSE_READ)
+		req.payload = NULL;
+	req.rest = NULL;
+	req.rest_len = (uint32_t)data;
+}
+
+START_TEST(test_zero_copy_read_takes_no_body)
+{
+	struct fuse_read_in ri = { .fh = TAG | 3, .size = 8192 };
+	struct stat st = { .st_mode = S_IFREG };
+	static const char data[16];
+
+	/* by descriptor: a fixed-buffer op on the entry's slot */
+	make_zc(FUSE_READ, &ri, sizeof(ri), 0);
+	rf_dispatch(&req);
+	ck_assert_int_eq(req.fd_op, RF_FDOP_READ);
+	ck_assert_uint_eq(req.len, 8192);
+	/* from memory, or with a body of the wrong kind: EIO, nothing written */
+	make_zc(FUSE_READ, &ri, sizeof(ri), 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_data(&req, data, sizeof(data));
+	ck_assert_int_eq(req.error, EIO);
+	ck_assert_uint_eq(req.reply_len, 0);
+	make_zc(FUSE_READ, &ri, sizeof(ri), 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_attr(&req, &st, 0);
+	ck_assert_int_eq(req.error, EIO);
+	/* end of file needs no body */
+	make_zc(FUSE_READ, &ri, sizeof(ri), 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_data(&req, NULL, 0);
+	ck_assert_int_eq(req.error, 0);
+}
+END_TEST
+
+static void p_write_zc(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, const void *data,
+		       size_t size)
+{
+	(void)ino;
+	(void)fh;
+	seen.calls++;
+	seen.size = size;
+	seen.a = data == NULL;
+	rf_reply_write_fd(r, 7, off);
+}
+
+START_TEST(test_zero_copy_write_has_no_data_pointer)
+{
+	static struct rf_plugin zp;
+	struct fuse_write_in wi = { .fh = TAG | 3, .offset = 100, .size = 65536 };
+
+	zp = plugin;
+	zp.write = p_write_zc;
+	w.plugin = &zp;
+	make_zc(FUSE_WRITE, &wi, sizeof(wi), 65536);
+	rf_dispatch(&req);
+	ck_assert_int_eq(seen.calls, 1);
+	ck_assert_uint_eq(seen.size, 65536);
+	ck_assert_uint_eq(seen.a, 1); /* data NULL: the bytes are in the client's pages */
+	ck_assert_int_eq(req.fd_op, RF_FDOP_WRITE);
+	ck_assert_uint_eq(req.len, 65536);
+	ck_assert_uint_eq(req.off, 100);
+}
+END_TEST
+
+START_TEST(test_open_by_descriptor_asks_for_zero_copy)
+{
+	const struct fuse_open_out *o = (const void *)req.payload;
+	struct fuse_open_in oi = { 0 };
+
+	make(FUSE_OPEN, &oi, sizeof(oi), "", 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_open(&req, 9, RF_OPEN_FD_IO | RF_OPEN_KEEP_CACHE);
+	ck_assert_uint_eq(o->open_flags, FOPEN_KEEP_CACHE); /* not a zero-copy queue */
+	q.zc = true;
+	make(FUSE_OPEN, &oi, sizeof(oi), "", 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_open(&req, 9, RF_OPEN_FD_IO | RF_OPEN_KEEP_CACHE);
+	ck_assert_uint_eq(o->open_flags, FOPEN_KEEP_CACHE | FOPEN_IO_URING_ZERO_COPY);
+	make(FUSE_OPEN, &oi, sizeof(oi), "", 0);
+	req.state = RQ_PLUGIN;
+	rf_req_reset(&req);
+	rf_reply_open(&req, 9, 0); /* served from memory: never zero-copied */
+	ck_assert_uint_eq(o->open_flags, 0);
+}
+END_TEST
+
 static Suite *dispatch_suite(void)
 {
 	Suite *s = suite_create("dispatch");
@@ -473,6 +573,9 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_interrupt_flags_request);
 	tcase_add_test(tc, test_dead_generation_ids);
 	tcase_add_test(tc, test_id_too_big_for_a_tag);
+	tcase_add_test(tc, test_zero_copy_read_takes_no_body);
+	tcase_add_test(tc, test_zero_copy_write_has_no_data_pointer);
+	tcase_add_test(tc, test_open_by_descriptor_asks_for_zero_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }
