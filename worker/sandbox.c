@@ -444,17 +444,12 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prctl), 1,
 				     SCMP_A0(SCMP_CMP_EQ, PR_SET_PDEATHSIG));
-	/* rings: only the register calls a worker makes (FILES_UPDATE, and
-	 * ENABLE_RINGS at start); the ring's own restrictions apply too */
+	/* rings: only the register call a worker makes once it has dropped
+	 * its privileges (the queue threads enabled their rings before);
+	 * the ring's own restrictions apply too */
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
-				     SCMP_A1(SCMP_CMP_LT, 6 /* IORING_REGISTER_FILES_UPDATE */));
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
-				     SCMP_A1(SCMP_CMP_GT, 12 /* IORING_REGISTER_ENABLE_RINGS */));
-	for (i = 7; !r && i < 12; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
-				     SCMP_A1(SCMP_CMP_EQ, i));
+				     SCMP_A1(SCMP_CMP_NE, 6 /* IORING_REGISTER_FILES_UPDATE */));
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
