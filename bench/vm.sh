@@ -5,7 +5,9 @@
 #   pool     the kernel's buffer pools; data copied through them (zero_copy = off)
 #   zc       buffer pools and zero copy: data between the backing file and
 #            the client's own pages (the default where the kernel has both)
-# Three passthrough tenants of one broker over one tmpfs, queue_depth 8,
+# Three passthrough tenants of one broker over one backing file system
+# (BACKING: tmpfs, or ext4 on a loop device over a file in the guest's
+# memory, which reads cached data without blocking), queue_depth 8,
 # max_write 1M. Workloads: fio psync numjobs=2, 1 MiB O_DIRECT sequential
 # read and write, 4 KiB O_DIRECT random read. Rounds interleave targets and
 # workloads; each cell is the median of ROUNDS runs, with the ratio to
@@ -17,7 +19,8 @@
 # machine; only the ratios between targets of one run mean something.
 # Prints a markdown table between "bench-vm: begin" and "bench-vm: end",
 # which make bench-vm keeps in bench/results/vm-latest.md. Knobs: ROUNDS
-# (3), RUNTIME (seconds per fio run, 5), SIZE (per fio job, 64M).
+# (3), RUNTIME (seconds per fio run, 5), SIZE (per fio job, 64M), BACKING
+# (tmpfs).
 set -euo pipefail
 if [ $# -gt 0 ]; then
 	case $1 in
@@ -30,10 +33,12 @@ B=$ROOT/build
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-5}
 SIZE=${SIZE:-64M}
+BACKING=${BACKING:-tmpfs}
 TARGETS="entries pool zc"
 WORKLOADS="seqread-direct seqwrite-direct randread-4k-direct"
 [ "$(id -u)" = 0 ] || { echo "bench-vm: run as root" >&2; exit 1; }
 [ -w /sys/module/fuse/parameters/enable_uring ] || { echo "bench-vm: no FUSE io-uring" >&2; exit 1; }
+case $BACKING in tmpfs | ext4) ;; *) echo "bench-vm: BACKING is tmpfs or ext4, not $BACKING" >&2; exit 2 ;; esac
 
 T=$(mktemp -d /tmp/ringfence-bench-vm.XXXXXX)
 chmod 755 "$T"
@@ -42,7 +47,7 @@ host_save
 BROKER=""
 cleanup() {
 	stop_broker "$BROKER"
-	unmount_backing "$T/tmpfs"
+	unmount_backing "$T/backing"
 	host_restore
 	rm -rf --one-file-system "$T"
 }
@@ -52,13 +57,21 @@ host_uring Y
 START=$(date +%s)
 say() { printf 'bench-vm [%4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
 
-mkdir -p "$T/tmpfs"
-mount -t tmpfs -o size=2G,mode=0755 ringfence-bench "$T/tmpfs"
+mkdir -p "$T/backing"
+if [ "$BACKING" = ext4 ]; then
+	[ -e /dev/loop-control ] || modprobe loop
+	truncate -s 2G "$T/ext4.img"
+	mkfs.ext4 -q -F "$T/ext4.img"
+	mount -o loop "$T/ext4.img" "$T/backing"
+	chmod 755 "$T/backing"
+else
+	mount -t tmpfs -o size=2G,mode=0755 ringfence-bench "$T/backing"
+fi
 {
 	printf '[global]\ncontrol_socket = %s/ctl.sock\nusers_file = %s/users\n' "$T" "$T"
 	for t in $TARGETS; do
-		mkdir -p "$T/tmpfs/$t" "$T/$t.mnt"
-		printf '[mount %s]\nmountpoint = %s/%s.mnt\nplugin = passthrough\nsource = %s/tmpfs/%s\n' \
+		mkdir -p "$T/backing/$t" "$T/$t.mnt"
+		printf '[mount %s]\nmountpoint = %s/%s.mnt\nplugin = passthrough\nsource = %s/backing/%s\n' \
 			"$t" "$T" "$t" "$T" "$t"
 		printf 'transport = uring\nqueue_depth = 8\nmax_write = 1M\n'
 		case $t in
@@ -141,9 +154,9 @@ for r in $(seq "$ROUNDS"); do
 done
 
 echo "bench-vm: begin"
-python3 - "$RAW" "$ROUNDS" "$RUNTIME" "$SIZE" "$(nproc)" "$(uname -r)" <<'EOP'
+python3 - "$RAW" "$ROUNDS" "$RUNTIME" "$SIZE" "$(nproc)" "$(uname -r)" "$BACKING" <<'EOP'
 import collections, statistics, sys
-raw, rounds, runtime, size, ncpu, kernel = sys.argv[1:]
+raw, rounds, runtime, size, ncpu, kernel, backing = sys.argv[1:]
 cells, cpu, pool = (collections.defaultdict(list) for _ in range(3))
 unit, order_w, order_t = {}, [], []
 for line in open(raw).read().splitlines()[1:]:
@@ -155,9 +168,10 @@ for line in open(raw).read().splitlines()[1:]:
         pool[(w, t)].append(int(p) / int(b))
     if w not in order_w: order_w.append(w)
     if t not in order_t: order_t.append(t)
-print("Linux %s in a QEMU TCG guest, %s vCPUs: fio psync numjobs=2, %s s per run, %s per job, "
-      "median of %s rounds (min-max). Emulated CPU: only the ratios mean anything. "
-      "Command: `make bench-vm` (ROUNDS=%s RUNTIME=%s SIZE=%s)." % (kernel, ncpu, runtime, size, rounds, rounds, runtime, size))
+print("Linux %s in a QEMU TCG guest, %s vCPUs, backing file system %s: fio psync numjobs=2, "
+      "%s s per run, %s per job, median of %s rounds (min-max). Emulated CPU: only the ratios "
+      "mean anything. Command: `make bench-vm` (ROUNDS=%s RUNTIME=%s SIZE=%s BACKING=%s)."
+      % (kernel, ncpu, backing, runtime, size, rounds, rounds, runtime, size, backing))
 print()
 print("| workload | target | median | min-max | ratio to entries | worker CPU s/GiB | pool bytes per byte |")
 print("|---|---|---|---|---|---|---|")
