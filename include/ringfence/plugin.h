@@ -24,7 +24,10 @@
  * framework moves the bytes between that file and the request's slot in the
  * registered pool with READ_FIXED / WRITE_FIXED, without a copy through the
  * plugin. The descriptor must stay open until the reply completes, that is,
- * until the plugin's next operation on the same file handle.
+ * until the plugin's next operation on the same file handle. A file whose
+ * open or create reply says RF_OPEN_FD_IO is answered that way only; where
+ * the kernel offers zero copy (Linux 7.3) its bytes then move between the
+ * plugin's file and the client's own pages, through no buffer at all.
  *
  * Threads. The worker runs one thread per FUSE queue (one per possible CPU)
  * and calls operations from all of them concurrently: a plugin must be
