@@ -140,7 +140,7 @@ struct rf_worker {
 	uint64_t rescue_hi; /* the newest id received: ids up to it were issued */
 	uint32_t nrescue;
 	_Atomic uint64_t ping_seq; /* the broker's last PING, for queue threads to answer */
-	pthread_mutex_t start_lock; /* for the three below */
+	pthread_mutex_t start_lock; /* for prepared, serving and waits on registered */
 	pthread_cond_t start_cond;
 	uint32_t prepared; /* queue threads done with their trusted start-up */
 	bool serving; /* the main thread let them register and serve */
