@@ -152,6 +152,7 @@ static void make(uint32_t opcode, const void *arg0, size_t a0len, const void *re
 {
 	struct fuse_uring_req_header *h = (void *)req.hdr;
 
+	req.payload = slot + 4096; /* a zero-copied READ before had none */
 	req.in.opcode = opcode;
 	req.in.unique = 2;
 	req.in.nodeid = 1;
