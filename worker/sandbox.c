@@ -240,20 +240,21 @@ int rf_sandbox_check_threads(uid_t uid, gid_t gid, bool seccomp, char *why, size
 	}
 	while (!r && (de = readdir(d))) {
 		ssize_t got;
-		int fd;
+		int fd, err;
 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%.16s/status", de->d_name);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		got = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
+		err = errno; /* of the open or the read, before close */
 		if (fd >= 0)
 			close(fd);
 		if (got <= 0) {
 			/* a thread that ended meanwhile holds nothing */
-			if (fd < 0 && errno == ENOENT)
+			if (fd < 0 && err == ENOENT)
 				continue;
-			snprintf(why, len, "%s: %s", path, got < 0 ? strerror(errno) : "empty");
+			snprintf(why, len, "%s: %s", path, got < 0 ? strerror(err) : "empty");
 			r = -EIO;
 			break;
 		}
