@@ -53,7 +53,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: all deps demo check check-unit check-san check-integration check-vm vm-build bench bench-vm fuzz format format-check clean
+.PHONY: all deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -162,11 +162,18 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	@./tools/demo.sh
 
-# the libfuse peer is built from libfuse3-dev's examples; gnuplot draws
+# the libfuse peer is built from Debian's fuse3 source (tools/libfuse-peer.sh);
+# gnuplot draws. BUSY=1 runs it with a busy loop per CPU (bench-busy).
+BENCH_DEPS := gnuplot-nox meson ninja-build g++ libnuma-dev dpkg-dev debian-archive-keyring
 bench: deps
-	@./tools/install-deps.sh libfuse3-dev gnuplot-nox
+	@./tools/install-deps.sh $(BENCH_DEPS)
 	$(Q)$(MAKE) --no-print-directory all
 	@./bench/run.sh
+
+bench-busy: deps
+	@./tools/install-deps.sh $(BENCH_DEPS)
+	$(Q)$(MAKE) --no-print-directory all
+	@BUSY=1 ./bench/run.sh
 
 # libFuzzer over the parsers of untrusted text (tests/run-fuzz.sh)
 FUZZ_SECONDS ?= 60

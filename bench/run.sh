@@ -1,24 +1,40 @@
 #!/bin/bash
 # make bench: side by side, in one run, on one tmpfs:
-#   tmpfs       the tmpfs itself (the ceiling)
-#   uring       ringfence passthrough, FUSE io-uring, fixed-buffer data ops
-#   classic     ringfence passthrough, /dev/fuse, fixed-buffer data ops
-#   plain-io    as uring, file data by pread/pwrite (--bench-unsafe=plain-io)
-#   no-sandbox  as uring, no namespaces/root/seccomp (--bench-unsafe=no-sandbox)
-#   libfuse     Debian's libfuse 3 passthrough_ll example (the outside peer),
-#               with default_permissions like every ringfence mount
+#   tmpfs        the tmpfs itself (the ceiling)
+#   uring        ringfence passthrough, FUSE io-uring, fixed-buffer data ops
+#   classic      ringfence passthrough, /dev/fuse, fixed-buffer data ops
+#   hp-uring     libfuse's passthrough_hp as it ships (Debian unstable's
+#                fuse3, built by tools/libfuse-peer.sh), -o io_uring
+#   hp-classic   the same on /dev/fuse
+#   hpm-uring    passthrough_hp with its kernel caches matched to
+#                ringfence's: --nocache, entry and attribute times to live
+#                of 1 s (no writeback cache, no FOPEN_KEEP_CACHE)
+#   hpm-classic  the same on /dev/fuse
+# and, when named in TARGETS, plain-io (as uring, file data by pread and
+# pwrite) and no-sandbox (as uring, no namespaces, root or seccomp). Every
+# peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
+# the server, which an untrusted one never has) and default_permissions,
+# as every ringfence mount has.
 # Workloads: fio, psync, numjobs=2: 1 MiB sequential read and write with
-# O_DIRECT and buffered, 4 KiB random read O_DIRECT; and create + stat +
-# unlink of FILES files. Rounds interleave targets and workloads, so noise
-# spreads over all of them; each cell is the median of ROUNDS runs with
-# min-max and the ratio to the uring cell. Also: server CPU seconds per GiB
-# moved, memory of an idle mount, and 4 KiB random-read IOPS (numjobs=8)
-# against queue_depth 1..16.
+# O_DIRECT and buffered, 4 KiB random read O_DIRECT; and create (O_CREAT +
+# close), stat and unlink of FILES files, each timed on its own. Rounds
+# interleave targets and workloads, so noise spreads over all of them;
+# each cell is the median of ROUNDS runs with min-max and the ratio to the
+# uring cell; the comparison table gives ringfence / peer as the ratio of
+# medians with the range of the per-round ratios. Server CPU: the serving
+# process's user + system time per GiB moved or per operation. Also:
+# memory of an idle mount, and 4 KiB random-read IOPS (numjobs=8) against
+# queue_depth (QDS).
 #
-# Writes bench/results/latest.{tsv,md,png} and raw.tsv. Needs root; turns
-# enable_uring on for the run and restores it. Knobs: ROUNDS (3), RUNTIME
-# (seconds per fio run, 4), SIZE (per fio job, 256M), QD_SIZE (per job of
-# the queue_depth runs, 64M), FILES (10000).
+# BUSY=1 runs the same with a busy loop per CPU at normal priority, started
+# before the first round and ended after the last (a host whose CPUs other
+# work keeps busy); results then go to latest-busy.*.
+#
+# Writes bench/results/latest.{tsv,md,png} (latest-busy.{tsv,md} with
+# BUSY=1) and raw.tsv. Needs root; turns enable_uring on for the run and
+# restores it. Knobs: ROUNDS (3), RUNTIME (seconds per fio run, 4), SIZE
+# (per fio job, 256M), QD_SIZE (per job of the queue_depth runs, 64M),
+# FILES (10000), TARGETS, WORKLOADS, QDS ("1 2 4 8 16"; "" skips them), BUSY.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/build
@@ -28,12 +44,14 @@ RUNTIME=${RUNTIME:-4}
 SIZE=${SIZE:-256M}
 FILES=${FILES:-10000}
 QD_SIZE=${QD_SIZE:-64M}
+BUSY=${BUSY:-0}
+TARGETS=${TARGETS:-tmpfs uring classic hp-uring hp-classic hpm-uring hpm-classic}
+WORKLOADS=${WORKLOADS:-seqread-direct seqwrite-direct seqread-buffered seqwrite-buffered randread-4k-direct metadata}
+if [ "$BUSY" = 1 ]; then QDS=${QDS-}; else QDS=${QDS-1 2 4 8 16}; fi
 PARAM=/sys/module/fuse/parameters/enable_uring
-EXAMPLES=/usr/share/doc/libfuse3-dev/examples
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -w "$PARAM" ] || { echo "bench: this kernel has no FUSE io-uring" >&2; exit 1; }
-[ -f "$EXAMPLES/passthrough_ll.c" ] || { echo "bench: libfuse3-dev is missing (make bench installs it)" >&2; exit 1; }
-for c in fio python3 gnuplot pkg-config; do
+for c in fio python3 gnuplot; do
 	command -v $c >/dev/null || { echo "bench: $c is missing (make bench installs it)" >&2; exit 1; }
 done
 
@@ -41,14 +59,18 @@ T=$(mktemp -d /tmp/ringfence-bench.XXXXXX)
 chmod 755 "$T"
 . "$ROOT/tools/hoststate.sh"
 host_save
-BROKERS=() PEER=""
+BROKERS=() HOGS=()
+declare -A PEERS=()
 cleanup() {
-	local b
+	local b t
+	for b in "${HOGS[@]}"; do kill "$b" 2>/dev/null || true; done
 	for b in "${BROKERS[@]}"; do stop_broker "$b"; done
-	if [ -n "$PEER" ] && kill -0 "$PEER" 2>/dev/null; then
-		umount "$T/libfuse.mnt" 2>/dev/null || umount -l "$T/libfuse.mnt"
-		wait "$PEER" 2>/dev/null || true
-	fi
+	for t in "${!PEERS[@]}"; do
+		if kill -0 "${PEERS[$t]}" 2>/dev/null; then
+			umount "$T/$t.mnt" 2>/dev/null || umount -l "$T/$t.mnt"
+			wait "${PEERS[$t]}" 2>/dev/null || true
+		fi
+	done
 	unmount_backing "$T/tmpfs"
 	host_restore
 	rm -rf --one-file-system "$T"
@@ -60,16 +82,17 @@ START=$(date +%s)
 say() { printf 'bench [%4ds] %s\n' $(($(date +%s) - START)) "$*"; }
 
 # ---- the peer ----
-mkdir -p "$T/bin"
-cc -O2 -o "$T/bin/passthrough_ll" "$EXAMPLES/passthrough_ll.c" \
-	$(pkg-config --cflags --libs fuse3)
+has() { [[ " $TARGETS " == *" $1 "* ]]; }
+PEER_DIR=""
+if [[ " $TARGETS " == *" hp"* ]]; then
+	PEER_DIR=$("$ROOT/tools/libfuse-peer.sh")
+	PEER_VER=$(cat "$PEER_DIR/version")
+fi
 
 # ---- mounts ----
-TARGETS="tmpfs uring classic plain-io no-sandbox libfuse"
-QDS="1 2 4 8 16"
 mkdir -p "$T/tmpfs"
 mount -t tmpfs -o size=8G,mode=0755 ringfence-bench "$T/tmpfs"
-for d in $TARGETS qd1 qd2 qd4 qd16 idle; do
+for d in $TARGETS uring classic qd1 qd2 qd4 qd16 idle; do
 	mkdir -p "$T/tmpfs/$d" "$T/$d.mnt" # the brokers hand each to its tenant
 done
 tenant() { # NAME [extra lines]: a passthrough section over $T/tmpfs/NAME
@@ -88,9 +111,11 @@ policy() { # FILE SOCKET sections...
 start() { # NAME NTENANTS [broker args]: start broker NAME on $T/NAME.policy
 	local n=$1 k=$2
 	shift 2
+	local ok=0
 	start_broker "$B/ringfencectl" "$T/$n.sock" "$k" "$B/ringfenced" "$T/$n.policy" \
-		"$T/$n.log" "$@" || { cat "$T/$n.log" >&2; exit 1; }
+		"$T/$n.log" "$@" || ok=$?
 	BROKERS+=("$BROKER")
+	[ "$ok" = 0 ] || { cat "$T/$n.log" >&2; exit 1; }
 }
 field() { # SOCKET TENANT KEY
 	"$B/ringfencectl" -s "$1" status "$2" | tr ' ' '\n' | sed -n "s/^$3=//p"
@@ -114,23 +139,38 @@ stop_broker "${BROKERS[-1]}"
 unset 'BROKERS[-1]'
 say "idle mount: $MEM"
 
-policy "$T/main.policy" "$T/main.sock" "$(tenant uring transport=uring)" \
-	"$(tenant classic transport=classic)" \
-	"$(tenant qd1 transport=uring queue_depth=1)" "$(tenant qd2 transport=uring queue_depth=2)" \
-	"$(tenant qd4 transport=uring queue_depth=4)" "$(tenant qd16 transport=uring queue_depth=16)"
-policy "$T/plain.policy" "$T/plain.sock" \
-	"$(tenant plain-io transport=uring)"
-policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
-start main 6
-start plain 1 --bench-unsafe=plain-io
-start nosb 1 --bench-unsafe=no-sandbox
-# default_permissions as every ringfence mount has it (the kernel checks
-# permissions, which costs a GETATTR of the parent per create and unlink)
-"$T/bin/passthrough_ll" -f -o source="$T/tmpfs/libfuse",default_permissions "$T/libfuse.mnt" \
-	2>"$T/libfuse.log" &
-PEER=$!
-for _ in $(seq 100); do mountpoint -q "$T/libfuse.mnt" && break; sleep 0.1; done
-mountpoint -q "$T/libfuse.mnt" || { cat "$T/libfuse.log" >&2; exit 1; }
+main=("$(tenant uring transport=uring)" "$(tenant classic transport=classic)")
+for q in $QDS; do
+	[ "$q" = 8 ] || main+=("$(tenant "qd$q" transport=uring queue_depth="$q")")
+done
+policy "$T/main.policy" "$T/main.sock" "${main[@]}"
+start main ${#main[@]}
+if has plain-io; then
+	policy "$T/plain.policy" "$T/plain.sock" "$(tenant plain-io transport=uring)"
+	start plain 1 --bench-unsafe=plain-io
+fi
+if has no-sandbox; then
+	policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
+	start nosb 1 --bench-unsafe=no-sandbox
+fi
+# the peers, each as root in the foreground; default_permissions as every
+# ringfence mount has it (the kernel checks permissions, which costs a
+# GETATTR of the parent per create and unlink)
+peer_cmd() { # TARGET: the peer's command line, without source and mount point
+	local t=$1 bin=passthrough_hp extra=()
+	case $t in hpm-*) bin=passthrough_hp-matched extra=(--nocache) ;; esac
+	case $t in *-uring) extra+=(-o io_uring) ;; esac
+	echo "$PEER_DIR/bin/$bin --foreground --nopassthrough ${extra[*]} -o default_permissions"
+}
+for t in $TARGETS; do
+	case $t in hp-* | hpm-*) ;; *) continue ;; esac
+	# shellcheck disable=SC2046
+	$(peer_cmd "$t") "$T/tmpfs/$t" "$T/$t.mnt" 2>"$T/$t.log" &
+	PEERS[$t]=$!
+	for _ in $(seq 100); do mountpoint -q "$T/$t.mnt" && break; sleep 0.1; done
+	mountpoint -q "$T/$t.mnt" || { cat "$T/$t.log" >&2; exit 1; }
+	say "$t: $(peer_cmd "$t") (fuse3 $PEER_VER, pid ${PEERS[$t]})"
+done
 
 dir_of() {
 	case $1 in
@@ -142,7 +182,7 @@ dir_of() {
 server_pid() {
 	case $1 in
 	tmpfs) echo "" ;;
-	libfuse) echo "$PEER" ;;
+	hp-* | hpm-*) echo "${PEERS[$1]}" ;;
 	plain-io) field "$T/plain.sock" plain-io worker ;;
 	no-sandbox) field "$T/nosb.sock" no-sandbox worker ;;
 	qd8) field "$T/main.sock" uring worker ;;
@@ -159,11 +199,11 @@ declare -A FIO=(
 	[seqwrite-buffered]="--rw=write --bs=1M --direct=0 --end_fsync=1"
 	[randread-4k-direct]="--rw=randread --bs=4k --direct=1"
 )
-WORKLOADS="seqread-direct seqwrite-direct seqread-buffered seqwrite-buffered randread-4k-direct metadata"
 RAW=$T/raw.tsv
-printf 'round\tworkload\ttarget\tvalue\tunit\tcpu_s\tbytes\n' >"$RAW"
+printf 'round\tworkload\ttarget\tvalue\tunit\tcpu_s\tbytes\tops\n' >"$RAW"
 
-# run_fio TARGET WORKLOAD JOBS SIZE: prints value, unit, server CPU s, bytes
+# run_fio TARGET WORKLOAD JOBS SIZE: prints value, unit, server CPU s,
+# bytes, operations
 run_fio() {
 	local t=$1 w=$2 jobs=$3 size=$4 pid c0 c1
 	pid=$(server_pid "$t")
@@ -178,128 +218,111 @@ import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 w, ticks, hz = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 nbytes = j["read"]["io_bytes"] + j["write"]["io_bytes"]
+ops = j["read"]["total_ios"] + j["write"]["total_ios"]
 if w.startswith("randread"):
-    print("%.1f\tkIOPS\t%.3f\t%d" % ((j["read"]["iops"] + j["write"]["iops"]) / 1000, ticks / hz, nbytes))
+    v, u = (j["read"]["iops"] + j["write"]["iops"]) / 1000, "kIOPS"
 else:
-    print("%.1f\tMiB/s\t%.3f\t%d" % ((j["read"]["bw"] + j["write"]["bw"]) / 1024.0, ticks / hz, nbytes))
+    v, u = (j["read"]["bw"] + j["write"]["bw"]) / 1024.0, "MiB/s"
+print("%.1f\t%s\t%.3f\t%d\t%d" % (v, u, ticks / hz, nbytes, ops))
 EOP
 }
-# run_meta TARGET: FILES creates, stats and unlinks
+# run_meta TARGET ROUND: FILES creates (O_CREAT + close), then stats, then
+# unlinks, each timed with the server's CPU; one raw line each
 run_meta() {
-	local t=$1 pid c0 c1
-	pid=$(server_pid "$t")
-	c0=$(cpu_ticks "$pid")
-	v=$(python3 - "$(dir_of "$t")/meta" "$FILES" <<'EOP'
+	python3 - "$(dir_of "$1")/meta" "$FILES" "$(server_pid "$1")" "$(getconf CLK_TCK)" "$2" "$1" <<'EOP'
 import os, sys, time
-d, n = sys.argv[1], int(sys.argv[2])
+d, n, pid, hz, rnd, target = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+def ticks():
+    if not pid: return 0
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
 os.makedirs(d, exist_ok=True)
-t0 = time.monotonic()
-for i in range(n):
-    os.close(os.open("%s/f%d" % (d, i), os.O_CREAT | os.O_WRONLY, 0o644))
-for i in range(n):
-    os.stat("%s/f%d" % (d, i))
-for i in range(n):
-    os.unlink("%s/f%d" % (d, i))
-print("%.1f" % (3 * n / (time.monotonic() - t0) / 1000))
+names = ["%s/f%d" % (d, i) for i in range(n)]
+def create(p): os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o644))
+for op, fn in (("create", create), ("stat", os.stat), ("unlink", os.unlink)):
+    c0, t0 = ticks(), time.monotonic()
+    for p in names: fn(p)
+    t1, c1 = time.monotonic(), ticks()
+    print("%s\tmeta-%s\t%s\t%.1f\tkops/s\t%.3f\t0\t%d" % (rnd, op, target, n / (t1 - t0) / 1000, (c1 - c0) / hz, n))
 EOP
-)
-	c1=$(cpu_ticks "$pid")
-	printf '%s\tkops/s\t%s\t0\n' "$v" "$(python3 -c "print('%.3f' % (($c1 - $c0) / $(getconf CLK_TCK)))")"
+}
+report() { # progress for the lines just added to RAW
+	local r w t v u
+	while IFS=$'\t' read -r r w t v u _; do
+		n=$((n + 1))
+		say "$(printf '[%3d/%d] round %d  %-20s %-11s %8s %s' "$n" "$total" "$r" "$w" "$t" "$v" "$u")"
+	done
 }
 
-say "laying out files: $SIZE per job, $QD_SIZE for the queue_depth runs"
+say "laying out files: $SIZE per job${QDS:+, $QD_SIZE for the queue_depth runs}"
 for t in $TARGETS; do
 	fio --name=rf --directory="$(dir_of "$t")" --rw=write --bs=1M --direct=1 --numjobs=2 \
 		--size="$SIZE" --ioengine=psync --output=/dev/null
 done
-for t in uring qd1 qd2 qd4 qd16; do
-	fio --name=rf --directory="$(dir_of "$t")" --rw=write --bs=1M --direct=1 --numjobs=8 \
-		--size="$QD_SIZE" --ioengine=psync --output=/dev/null
+qd_target() { if [ "$1" = 8 ]; then echo uring; else echo "qd$1"; fi; }
+for q in $QDS; do
+	fio --name=rf --directory="$(dir_of "$(qd_target "$q")")" --rw=write --bs=1M --direct=1 \
+		--numjobs=8 --size="$QD_SIZE" --ioengine=psync --output=/dev/null
 done
 
-n=0 total=$((ROUNDS * (6 * 6 + 5)))
+if [ "$BUSY" = 1 ]; then
+	for _ in $(seq "$(nproc)"); do
+		bash -c 'while :; do :; done' &
+		HOGS+=($!)
+	done
+	say "busy host: ${#HOGS[@]} busy loops at normal priority (pids ${HOGS[*]})"
+fi
+nw=0
+for w in $WORKLOADS; do
+	if [ "$w" = metadata ]; then nw=$((nw + 3)); else nw=$((nw + 1)); fi
+done
+n=0 total=$((ROUNDS * ($(wc -w <<<"$TARGETS") * nw + $(wc -w <<<"$QDS"))))
 for r in $(seq "$ROUNDS"); do
 	for w in $WORKLOADS; do
 		for t in $TARGETS; do
-			n=$((n + 1))
 			if [ "$w" = metadata ]; then
-				line=$(run_meta "$t")
+				run_meta "$t" "$r" >"$T/line"
 			else
-				line=$(run_fio "$t" "$w" 2 "$SIZE")
+				printf '%d\t%s\t%s\t%s\n' "$r" "$w" "$t" "$(run_fio "$t" "$w" 2 "$SIZE")" >"$T/line"
 			fi
-			printf '%d\t%s\t%s\t%s\n' "$r" "$w" "$t" "$line" >>"$RAW"
-			say "$(printf '[%3d/%d] round %d  %-18s %-10s %8s %s' "$n" "$total" "$r" "$w" "$t" \
-				"$(cut -f1 <<<"$line")" "$(cut -f2 <<<"$line")")"
+			cat "$T/line" >>"$RAW"
+			report <"$T/line"
 		done
 	done
 	for q in $QDS; do
-		n=$((n + 1))
-		t=qd$q
-		[ "$q" = 8 ] && d=uring || d=$t
-		line=$(run_fio "$d" randread-4k-direct 8 "$QD_SIZE")
-		printf '%d\tqd-randread-4k-8jobs\t%s\t%s\n' "$r" "$t" "$line" >>"$RAW"
-		say "$(printf '[%3d/%d] round %d  %-18s %-10s %8s %s' "$n" "$total" "$r" \
-			"qd randread x8" "$t" "$(cut -f1 <<<"$line")" "$(cut -f2 <<<"$line")")"
+		printf '%d\tqd-randread-4k-8jobs\tqd%s\t%s\n' "$r" "$q" \
+			"$(run_fio "$(qd_target "$q")" randread-4k-direct 8 "$QD_SIZE")" >"$T/line"
+		cat "$T/line" >>"$RAW"
+		report <"$T/line"
 	done
 done
+for b in "${HOGS[@]}"; do kill "$b" 2>/dev/null || true; done
+HOGS=()
 
 # ---- tables and plots ----
 mkdir -p "$OUT"
-cp "$RAW" "$OUT/raw.tsv"
-python3 - "$RAW" "$OUT" "$ROUNDS" "$RUNTIME" "$SIZE" "$FILES" "$(nproc)" "$(uname -r)" "$MEM" <<'EOP'
-import collections, statistics, sys
-raw, out, rounds, runtime, size, files, ncpu, kernel, mem = sys.argv[1:]
-cells = collections.defaultdict(list)
-cpu = collections.defaultdict(list)
-unit = {}
-order_w, order_t = [], []
-for line in open(raw).read().splitlines()[1:]:
-    r, w, t, v, u, c, b = line.split("\t")
-    cells[(w, t)].append(float(v))
-    unit[w] = u
-    if int(b) > 0:
-        cpu[(w, t)].append(float(c) / (int(b) / 2**30))
-    if w not in order_w: order_w.append(w)
-    if t not in order_t: order_t.append(t)
-def ref_of(w):
-    return "qd8" if w.startswith("qd-") else "uring"
-tsv = ["workload\ttarget\tmedian\tmin\tmax\tunit\tratio_to_uring\tserver_cpu_s_per_gib"]
-md = []
-md.append("fio psync, %s s per run, median of %s rounds (min-max); %s CPUs, kernel %s." % (runtime, rounds, ncpu, kernel))
-md.append("Backing store: one tmpfs. Command: `make bench` (ROUNDS=%s RUNTIME=%s SIZE=%s FILES=%s)." % (rounds, runtime, size, files))
-md.append("")
-md.append("| workload | target | median | min-max | ratio to uring | server CPU s/GiB |")
-md.append("|---|---|---|---|---|---|")
-for w in order_w:
-    for t in order_t:
-        v = cells.get((w, t))
-        if not v: continue
-        m = statistics.median(v)
-        ref = statistics.median(cells[(w, ref_of(w))])
-        c = cpu.get((w, t))
-        cs = "%.2f" % statistics.median(c) if c and t != "tmpfs" else "-"
-        tsv.append("%s\t%s\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%s" % (w, t, m, min(v), max(v), unit[w], m / ref, cs))
-        md.append("| %s | %s | %.1f %s | %.1f-%.1f | %.2f | %s |" % (w, t, m, unit[w], min(v), max(v), m / ref, cs))
-md.append("")
-md.append("Idle mount (queue_depth 8, max_write 1M, 2 queues), KiB: " + mem.replace("_kib", ""))
-open(out + "/latest.tsv", "w").write("\n".join(tsv) + "\n")
-open(out + "/latest.md", "w").write("\n".join(md) + "\n")
-# data for the plots
-with open(out + "/bw.dat", "w") as f:
-    ws = [w for w in order_w if unit[w] == "MiB/s"]
-    ts = [t for t in order_t if not t.startswith("qd")]
-    f.write("target " + " ".join(ws) + "\n")
-    for t in ts:
-        f.write(t + " " + " ".join("%.1f" % statistics.median(cells[(w, t)]) for w in ws) + "\n")
-with open(out + "/qd.dat", "w") as f:
-    for t in ["qd1", "qd2", "qd4", "qd8", "qd16"]:
-        v = cells.get(("qd-randread-4k-8jobs", t))
-        if v: f.write("%s %.1f %.1f %.1f\n" % (t[2:], statistics.median(v), min(v), max(v)))
-EOP
-gnuplot <<EOG
+SUF=""
+[ "$BUSY" = 1 ] && SUF=-busy
+cp "$RAW" "$OUT/raw$SUF.tsv"
+PEER_LINES=""
+for t in $TARGETS; do
+	case $t in hp-* | hpm-*)
+		PEER_LINES="$PEER_LINES$t=$(peer_cmd "$t" | sed "s|$PEER_DIR/bin/||") SOURCE MOUNTPOINT"$'\n'
+		;;
+	esac
+done
+KNOBS="ROUNDS=$ROUNDS RUNTIME=$RUNTIME SIZE=$SIZE FILES=$FILES"
+[ "$BUSY" = 1 ] && KNOBS="BUSY=1 $KNOBS"
+python3 "$ROOT/bench/tables.py" --raw "$RAW" --out "$OUT" --suffix "$SUF" --knobs "$KNOBS" \
+	--cpus "$(nproc)" --kernel "$(uname -r)" --memory "${MEM:-}" \
+	--peer-version "${PEER_VER:-}" --peers "$PEER_LINES"
+if [ -z "$SUF" ] && [ -s "$OUT/bw.dat" ]; then
+	QDPLOT=0 LAYOUT="1,1"
+	[ -s "$OUT/qd.dat" ] && QDPLOT=1 LAYOUT="2,1"
+	gnuplot <<EOG
 set terminal pngcairo size 1100,800 font ",10" noenhanced
 set output "$OUT/latest.png"
-set multiplot layout 2,1
+set multiplot layout $LAYOUT
 set title "1 MiB sequential, fio psync numjobs=2 (median MiB/s, make bench)"
 set style data histograms
 set style histogram clustered gap 1
@@ -307,7 +330,7 @@ set style fill solid 0.8 border -1
 set key outside right
 set ylabel "MiB/s"
 set grid ytics
-plot for [c=2:5] "$OUT/bw.dat" using c:xtic(1) title columnhead
+plot for [c=2:*] "$OUT/bw.dat" using c:xtic(1) title columnhead
 set title "4 KiB random read O_DIRECT, numjobs=8, against queue_depth (median, min-max)"
 set style data linespoints
 set xlabel "queue_depth"
@@ -316,10 +339,11 @@ set logscale x 2
 set xrange [0.8:20]
 set yrange [0:*]
 unset key
-plot "$OUT/qd.dat" using 1:2:3:4 with yerrorlines lw 2
+if ($QDPLOT) plot "$OUT/qd.dat" using 1:2:3:4 with yerrorlines lw 2
 unset multiplot
 EOG
+fi
 rm -f "$OUT/bw.dat" "$OUT/qd.dat"
-say "done: $OUT/latest.{tsv,md,png}"
+say "done: $OUT/latest$SUF.{tsv,md}"
 echo
-cat "$OUT/latest.md"
+cat "$OUT/latest$SUF.md"

@@ -55,53 +55,14 @@ for c in apt-get apt-cache dpkg-deb dpkg depmod unxz; do
 	command -v "$c" >/dev/null || die "$c is missing (make check-vm installs what it needs)"
 done
 
-# The host's Debian mirror: the first deb822 URIs or one-line deb entry of
-# an enabled source that serves the main archive (not -security).
-mirror() {
-	local f u
-	if [ -n "${RINGFENCE_VM_MIRROR:-}" ]; then
-		echo "$RINGFENCE_VM_MIRROR"
-		return
-	fi
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		u=$(awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f" |
-			grep -v -- '-security' | grep '/debian/\?$' | head -1)
-		[ -n "$u" ] && { echo "${u%/}"; return; }
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		u=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f" |
-			grep -v -- '-security' | grep '/debian/\?$' | head -1)
-		[ -n "$u" ] && { echo "${u%/}"; return; }
-	done
-	die "no Debian mirror in /etc/apt (set RINGFENCE_VM_MIRROR=http://.../debian)"
-}
-
-MIRROR=$(mirror)
+. "$(dirname "$0")/debian-archive.sh"
+MIRROR=$(archive_mirror)
 APT=$CACHE/apt
-mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/debs"
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$KEYRING" ] || die "$KEYRING is missing (package debian-archive-keyring)"
-cat >"$APT/sources.list" <<EOF
-deb [signed-by=$KEYRING] $MIRROR experimental main
-deb [signed-by=$KEYRING] $MIRROR unstable main
-EOF
-AOPT=(-o "Dir::Etc::sourcelist=$APT/sources.list" -o Dir::Etc::sourceparts=/dev/null
-	-o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache"
-	-o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
-
+archive_setup "$APT" "deb [signed-by=$KEYRING] $MIRROR experimental main" \
+	"deb [signed-by=$KEYRING] $MIRROR unstable main"
+mkdir -p "$APT/debs"
 say "reading the experimental and unstable indexes from $MIRROR"
-# apt-get update exits 0 when an index cannot be fetched; it only warns
-if ! out=$(apt-get "${AOPT[@]}" -qq update 2>&1) || grep -q '^[WE]: Failed to fetch' <<<"$out"; then
-	printf '%s\n' "$out" >&2
-	die "cannot read Debian experimental/unstable from $MIRROR (no network to the mirror?)"
-fi
-
-# versions PKG: every version of PKG the two suites offer
-versions() {
-	apt-cache "${AOPT[@]}" madison "$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }'
-}
+archive_update "Debian experimental/unstable"
 
 # Every amd64 kernel flavour "linux-binary-ABI-amd64" (not -cloud, -rt),
 # ABI at least MIN_MAJOR.MIN_MINOR; the newest package version wins.
@@ -115,19 +76,15 @@ while read -r pkg; do
 	if [ "$maj" -lt $MIN_MAJOR ] || { [ "$maj" = $MIN_MAJOR ] && [ "$min" -lt $MIN_MINOR ]; }; then
 		continue
 	fi
-	for ver in $(versions "$pkg"); do
-		if [ -z "$best" ] || dpkg --compare-versions "$ver" gt "$best_ver"; then
-			best=$pkg best_ver=$ver
-		fi
-	done
+	ver=$(archive_newest "$pkg")
+	if [ -n "$ver" ] && { [ -z "$best" ] || dpkg --compare-versions "$ver" gt "$best_ver"; }; then
+		best=$pkg best_ver=$ver
+	fi
 done < <(apt-cache "${AOPT[@]}" pkgnames linux-binary- 2>/dev/null | sort)
 [ -n "$best" ] || die "no Linux $MIN_MAJOR.$MIN_MINOR or later for amd64 in Debian experimental or unstable"
 ABI=${best#linux-binary-}
 ABI=${ABI%-amd64}
-vng_ver=""
-for ver in $(versions virtme-ng); do
-	if [ -z "$vng_ver" ] || dpkg --compare-versions "$ver" gt "$vng_ver"; then vng_ver=$ver; fi
-done
+vng_ver=$(archive_newest virtme-ng)
 [ -n "$vng_ver" ] || die "no virtme-ng in Debian unstable"
 
 DIR=$CACHE/linux-$best_ver-virtme-ng-$vng_ver

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Debian's own archive, beside the host's packages: sourced by
+# tools/kernel73.sh (a newer kernel for the test guest) and
+# tools/libfuse-peer.sh (the benchmark's peer, built from its source
+# package). Nothing is installed: apt-get reads a sources list and index
+# directories of the caller's, checks what it fetches against the
+# archive's signed index as always, and leaves the host's state alone.
+#
+#   archive_setup DIR LINE...   write DIR/sources.list from LINEs (with
+#                               MIRROR and KEYRING expanded by the caller),
+#                               set AOPT to the apt options that use it
+#   archive_update WHAT         fetch its indexes, or die naming WHAT
+#   archive_mirror              the host's Debian mirror (or
+#                               $RINGFENCE_VM_MIRROR)
+# The caller defines die().
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# The first deb822 URIs or one-line deb entry of an enabled source that
+# serves the main archive (not -security).
+archive_mirror() {
+	local f u
+	if [ -n "${RINGFENCE_VM_MIRROR:-}" ]; then
+		echo "$RINGFENCE_VM_MIRROR"
+		return
+	fi
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		u=$(awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f" |
+			grep -v -- '-security' | grep '/debian/\?$' | head -1)
+		[ -n "$u" ] && { echo "${u%/}"; return; }
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		u=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f" |
+			grep -v -- '-security' | grep '/debian/\?$' | head -1)
+		[ -n "$u" ] && { echo "${u%/}"; return; }
+	done
+	die "no Debian mirror in /etc/apt (set RINGFENCE_VM_MIRROR=http://.../debian)"
+}
+
+archive_setup() {
+	local dir=$1
+	shift
+	[ -f "$KEYRING" ] || die "$KEYRING is missing (package debian-archive-keyring)"
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	printf '%s\n' "$@" >"$dir/sources.list"
+	AOPT=(-o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=/dev/null
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
+		-o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
+}
+
+archive_update() {
+	local out
+	# apt-get update exits 0 when an index cannot be fetched; it only warns
+	if ! out=$(apt-get "${AOPT[@]}" -qq update 2>&1) || grep -q '^[WE]: Failed to fetch' <<<"$out"; then
+		printf '%s\n' "$out" >&2
+		die "cannot read $1 from $(archive_mirror) (no network to the mirror?)"
+	fi
+}
+
+# archive_newest PKG [src]: the newest version of PKG (a source package
+# with "src") the sources list offers, or nothing
+archive_newest() {
+	local best="" ver vers
+	if [ "${2:-}" = src ]; then
+		vers=$(apt-cache "${AOPT[@]}" showsrc "$1" 2>/dev/null | awk '$1 == "Version:" { print $2 }')
+	else
+		vers=$(apt-cache "${AOPT[@]}" madison "$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+	fi
+	for ver in $vers; do
+		if [ -z "$best" ] || dpkg --compare-versions "$ver" gt "$best"; then best=$ver; fi
+	done
+	echo "$best"
+}
