@@ -80,6 +80,7 @@ struct rf_tenant {
 	struct event *ipc_ev;
 	struct event *start_ev; /* deadline for READY */
 	uint32_t msgs_seen; /* RF_MSG_BIT()s of what the worker sent */
+	bool reaping; /* reading a dead worker's last words: LOG and FAILED only */
 	time_t started;
 	bool stopping;
 	unsigned int restarts; /* by the operator (restart) */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -334,6 +335,8 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
 	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->msgs_seen);
 
+	if (t->reaping && m->hdr.type != RF_MSG_LOG && m->hdr.type != RF_MSG_FAILED)
+		return; /* nothing else of a dead worker's matters */
 	if (refusal) {
 		char why[128];
 
@@ -457,6 +460,20 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 			 strsignal(WTERMSIG(status)));
 	else
 		snprintf(how, sizeof(how), "ended (status 0x%x)", status);
+	/* What it said before dying (a start-up failure names its cause) may
+	 * still wait in the socket when SIGCHLD comes first: read it, at most
+	 * as many messages as the socket holds, with no process left for a
+	 * verdict to kill (the pid may already be another's). */
+	t->worker_pid = 0;
+	t->reaping = true;
+	for (int i = 0; i < 64 && t->ipc_ev && t->ipc_fd >= 0; i++) {
+		struct pollfd pfd = { .fd = t->ipc_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+			break;
+		rf_worker_ipc_cb(t->ipc_fd, EV_READ, t);
+	}
+	t->reaping = false;
 	if (t->ipc_ev) {
 		event_free(t->ipc_ev);
 		t->ipc_ev = NULL;
