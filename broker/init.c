@@ -102,6 +102,8 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	flags = RF_WANTED_FLAGS;
 	if (cp->transport == RF_TRANSPORT_URING)
 		flags |= FUSE_OVER_IO_URING;
+	if (p->handle_killpriv)
+		flags |= FUSE_HANDLE_KILLPRIV_V2;
 	flags &= offered;
 	flags |= offered & FUSE_INIT_EXT;
 

@@ -102,6 +102,8 @@
 #define FUSE_WRITE_CACHE (1U << 0)
 #define FUSE_WRITE_LOCKOWNER (1U << 1)
 #define FUSE_WRITE_KILL_SUIDGID (1U << 2)
+/* fuse_open_in.open_flags, fuse_create_in.open_flags */
+#define FUSE_OPEN_KILL_SUIDGID (1U << 0)
 /* fuse_read_in.read_flags */
 #define FUSE_READ_LOCKOWNER (1U << 1)
 /* fuse_fsync_in.fsync_flags */

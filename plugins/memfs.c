@@ -310,6 +310,9 @@ static void mf_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 		else
 			n->st.st_mtim = sa->mtime;
 	}
+	if (rf_req_kill_suidgid(req) ||
+	    ((sa->valid & (RF_SET_UID | RF_SET_GID)) && !S_ISDIR(n->st.st_mode)))
+		n->st.st_mode = rf_mode_killpriv(n->st.st_mode);
 	now(&n->st.st_ctim);
 	st = n->st;
 out:
@@ -607,6 +610,8 @@ static void mf_open(struct rf_req *req, uint64_t ino, int flags)
 		n->nopen++;
 		if ((flags & O_TRUNC) && S_ISREG(n->st.st_mode))
 			resize(m, n, 0);
+		if (rf_req_kill_suidgid(req))
+			n->st.st_mode = rf_mode_killpriv(n->st.st_mode);
 	}
 	pthread_mutex_unlock(&m->lock);
 	err ? rf_reply_err(req, err) : rf_reply_open(req, ino, 0);
@@ -667,6 +672,8 @@ static void mf_write(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, c
 		err = resize(m, n, (size_t)off + size);
 	if (!err) {
 		memcpy(n->data + off, data, size);
+		if (rf_req_kill_suidgid(req))
+			n->st.st_mode = rf_mode_killpriv(n->st.st_mode);
 		now(&n->st.st_mtim);
 		n->st.st_ctim = n->st.st_mtim;
 	}
@@ -869,14 +876,33 @@ static void mf_fsync(struct rf_req *req, uint64_t ino, uint64_t fh, int datasync
 }
 
 const struct rf_plugin ringfence_plugin = {
-	RF_PLUGIN_INIT,		 .name = "memfs",	    .init = mf_init,
-	.lookup = mf_lookup,	 .forget = mf_forget,	    .getattr = mf_getattr,
-	.setattr = mf_setattr,	 .readlink = mf_readlink,   .mknod = mf_mknod,
-	.mkdir = mf_mkdir,	 .unlink = mf_unlink,	    .rmdir = mf_rmdir,
-	.symlink = mf_symlink,	 .rename = mf_rename,	    .link = mf_link,
-	.open = mf_open,	 .read = mf_read,	    .write = mf_write,
-	.release = mf_release,	 .fsync = mf_fsync,	    .readdir = mf_readdir,
-	.fsyncdir = mf_fsync,	 .statfs = mf_statfs,	    .setxattr = mf_setxattr,
-	.getxattr = mf_getxattr, .listxattr = mf_listxattr, .removexattr = mf_removexattr,
+	RF_PLUGIN_INIT,
+	.name = "memfs",
+	.flags = RF_PLUGIN_KILLPRIV,
+	.init = mf_init,
+	.lookup = mf_lookup,
+	.forget = mf_forget,
+	.getattr = mf_getattr,
+	.setattr = mf_setattr,
+	.readlink = mf_readlink,
+	.mknod = mf_mknod,
+	.mkdir = mf_mkdir,
+	.unlink = mf_unlink,
+	.rmdir = mf_rmdir,
+	.symlink = mf_symlink,
+	.rename = mf_rename,
+	.link = mf_link,
+	.open = mf_open,
+	.read = mf_read,
+	.write = mf_write,
+	.release = mf_release,
+	.fsync = mf_fsync,
+	.readdir = mf_readdir,
+	.fsyncdir = mf_fsync,
+	.statfs = mf_statfs,
+	.setxattr = mf_setxattr,
+	.getxattr = mf_getxattr,
+	.listxattr = mf_listxattr,
+	.removexattr = mf_removexattr,
 	.create = mf_create,
 };

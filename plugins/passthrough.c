@@ -387,9 +387,10 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 	int r = 0;
 
 	proc_path(path, sizeof(path), fd);
-	if (pt_of(req)->xattr && (sa->valid & (RF_SET_MODE | RF_SET_UID | RF_SET_GID))) {
+	if (pt_of(req)->xattr &&
+	    ((sa->valid & (RF_SET_MODE | RF_SET_UID | RF_SET_GID)) || rf_req_kill_suidgid(req))) {
 		/* the kernel has checked who may do this; one setxattr does it */
-		struct pt_meta m;
+		struct pt_meta m, old;
 		struct stat st;
 
 		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
@@ -397,13 +398,19 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
 			if (meta_get(fd, &m) < 0)
 				m = (struct pt_meta){ 1, st.st_uid, st.st_gid, st.st_mode };
+			old = m;
 			if (sa->valid & RF_SET_MODE)
 				m.mode = (m.mode & S_IFMT) | (sa->mode & 07777);
 			if (sa->valid & RF_SET_UID)
 				m.uid = sa->uid;
 			if (sa->valid & RF_SET_GID)
 				m.gid = sa->gid;
-			errno = meta_set(fd, &m);
+			/* a truncation that says so, or a new owner or group,
+			 * clears setuid and setgid (RF_PLUGIN_KILLPRIV) */
+			if (rf_req_kill_suidgid(req) ||
+			    ((sa->valid & (RF_SET_UID | RF_SET_GID)) && !S_ISDIR(m.mode)))
+				m.mode = rf_mode_killpriv(m.mode);
+			errno = memcmp(&m, &old, sizeof(m)) ? meta_set(fd, &m) : 0;
 			if (errno)
 				goto err;
 			sa_rest = sa->valid & ~(RF_SET_MODE | RF_SET_UID | RF_SET_GID);
@@ -690,17 +697,44 @@ static void pt_rename(struct rf_req *req, uint64_t parent, const char *name, uin
 		rf_reply_ok(req);
 }
 
+/*
+ * setuid and setgid after a write or an O_TRUNC open that says so
+ * (RF_PLUGIN_KILLPRIV): in xattr mode they live in the record, which only
+ * we change; otherwise the backing file system clears its own bits when
+ * the worker, who never has CAP_FSETID, writes or truncates.
+ */
+static int kill_suidgid(struct rf_req *req, int fd)
+{
+	struct pt_meta m;
+	mode_t mode;
+
+	if (!pt_of(req)->xattr || !rf_req_kill_suidgid(req) || meta_get(fd, &m) < 0)
+		return 0;
+	mode = rf_mode_killpriv(m.mode);
+	if (mode == m.mode)
+		return 0;
+	m.mode = mode;
+	return meta_set(fd, &m);
+}
+
 static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 {
 	char path[64];
-	int fd;
+	int fd, err;
 
 	proc_path(path, sizeof(path), fd_of(req, ino));
 	fd = open(path, (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
 		rf_reply_err(req, errno);
-	else
-		rf_reply_open(req, (uint64_t)fd, RF_OPEN_FD_IO); /* pt_read, pt_write */
+		return;
+	}
+	err = kill_suidgid(req, fd);
+	if (err) {
+		close(fd);
+		rf_reply_err(req, err);
+		return;
+	}
+	rf_reply_open(req, (uint64_t)fd, RF_OPEN_FD_IO); /* pt_read, pt_write */
 }
 
 static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, int flags)
@@ -750,10 +784,15 @@ static void pt_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, si
 static void pt_write(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, const void *data,
 		     size_t size)
 {
+	int err = kill_suidgid(req, (int)fh);
+
 	(void)ino;
 	(void)data;
 	(void)size;
-	rf_reply_write_fd(req, (int)fh, off);
+	if (err)
+		rf_reply_err(req, err);
+	else
+		rf_reply_write_fd(req, (int)fh, off);
 }
 
 static void pt_flush(struct rf_req *req, uint64_t ino, uint64_t fh)
@@ -1050,6 +1089,7 @@ static void pt_lseek(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, i
 const struct rf_plugin ringfence_plugin = {
 	RF_PLUGIN_INIT,
 	.name = "passthrough",
+	.flags = RF_PLUGIN_KILLPRIV, /* kill_suidgid(), pt_setattr() */
 	.init = pt_init,
 	.destroy = pt_destroy,
 	.lookup = pt_lookup,

@@ -183,6 +183,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
+	MKEY("handle_killpriv", K_BOOL, handle_killpriv, 0, 0, 0),
 	MKEY("shared_user", K_BOOL, shared_user, 0, 0, 0),
 	MKEY("ownership", K_OWNERSHIP, ownership, 0, 0, 0),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
@@ -422,6 +423,7 @@ static void mount_defaults(struct rf_mount_policy *m)
 	m->crash_window = RF_DEFAULT_CRASH_WINDOW;
 	m->heartbeat_timeout = RF_DEFAULT_HEARTBEAT_TIMEOUT;
 	m->default_permissions = true;
+	m->handle_killpriv = true;
 	strcpy(m->user, RF_DEFAULT_USER);
 }
 
@@ -763,7 +765,8 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) &&
 	       SAME(pids_max) && SAME(cpu_weight) && SAME(request_timeout) &&
 	       SAME(heartbeat_timeout) && SAME(crash_limit) && SAME(crash_window) &&
-	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) && SAME(ownership);
+	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
+	       SAME(ownership) && SAME(handle_killpriv);
 #undef SAME
 #undef SAME_STR
 }

@@ -60,6 +60,10 @@ struct rf_mount_policy {
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;
+	/* FUSE_HANDLE_KILLPRIV_V2: the plugin clears setuid/setgid bits
+	 * itself, and the kernel stops asking for security.capability
+	 * before each write */
+	bool handle_killpriv;
 	bool shared_user; /* may share its named user with tenants that say so too */
 	int ownership; /* RF_OWN_* of the plugin ABI */
 };

@@ -483,6 +483,24 @@ const char *rf_op_name(uint32_t opcode)
 	return opcode < FUSE_OPCODE_MAX && ops[opcode].name ? ops[opcode].name : "UNKNOWN";
 }
 
+/* The kernel's word that the plugin clears setuid/setgid after this
+ * request (FUSE_HANDLE_KILLPRIV_V2; the header sizes were checked). */
+static bool kill_suidgid(const struct rf_req *req)
+{
+	switch (req->in.opcode) {
+	case FUSE_WRITE:
+		return ARG0(fuse_write_in)->write_flags & FUSE_WRITE_KILL_SUIDGID;
+	case FUSE_SETATTR:
+		return ARG0(fuse_setattr_in)->valid & FATTR_KILL_SUIDGID;
+	case FUSE_OPEN:
+		return ARG0(fuse_open_in)->open_flags & FUSE_OPEN_KILL_SUIDGID;
+	case FUSE_CREATE:
+		return ARG0(fuse_create_in)->open_flags & FUSE_OPEN_KILL_SUIDGID;
+	default:
+		return false;
+	}
+}
+
 void rf_dispatch(struct rf_req *req)
 {
 	const struct rf_plugin *p = req->q->w->plugin;
@@ -501,6 +519,7 @@ void rf_dispatch(struct rf_req *req)
 		req->q->stats->write_size_log2[rf_size_bucket(ARG0(fuse_write_in)->size)]++;
 		req->q->stats->bytes_written += req->rest_len;
 	}
+	req->kill_suidgid = kill_suidgid(req);
 	if (op == FUSE_STATFS && req->in.uid == RF_KICK_UID && req->in.gid == RF_KICK_GID) {
 		/* the broker's kick after a respawn (broker/recovery.c): its
 		 * commit is all it is for, as that fetches what queued

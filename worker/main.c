@@ -186,6 +186,25 @@ static int open_plugin_file(void)
 	return fd;
 }
 
+/* A plugin built before struct rf_plugin had flags ends at readdirplus. */
+#define RF_PLUGIN_MIN_SIZE offsetof(struct rf_plugin, flags)
+
+/* Under FUSE_HANDLE_KILLPRIV_V2 nothing but the plugin clears setuid and
+ * setgid bits: one that can change a file must say it does. */
+static void check_killpriv(const struct rf_plugin *p)
+{
+	uint64_t flags = W.cfg.init_flags_lo | (uint64_t)W.cfg.init_flags_hi << 32;
+	uint32_t pflags = p->struct_size > RF_PLUGIN_MIN_SIZE ? p->flags : 0;
+
+	if ((flags & FUSE_HANDLE_KILLPRIV_V2) && (p->write || p->setattr) &&
+	    !(pflags & RF_PLUGIN_KILLPRIV))
+		fail(EINVAL,
+		     "plugin %s does not clear setuid and setgid bits itself (no "
+		     "RF_PLUGIN_KILLPRIV); "
+		     "set handle_killpriv = no in its mount's policy",
+		     W.cfg.plugin);
+}
+
 static void load_plugin(int plugin_fd)
 {
 	char path[64];
@@ -203,9 +222,10 @@ static void load_plugin(int plugin_fd)
 	if (p->abi_version != RF_PLUGIN_ABI_VERSION)
 		fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks %u", W.cfg.plugin,
 		     p->abi_version, RF_PLUGIN_ABI_VERSION);
-	if (p->struct_size < sizeof(struct rf_plugin))
-		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected %zu", W.cfg.plugin,
-		     p->struct_size, sizeof(struct rf_plugin));
+	if (p->struct_size < RF_PLUGIN_MIN_SIZE)
+		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected at least %zu",
+		     W.cfg.plugin, p->struct_size, RF_PLUGIN_MIN_SIZE);
+	check_killpriv(p);
 	W.plugin = p;
 }
 

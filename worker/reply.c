@@ -40,6 +40,11 @@ int rf_req_interrupted(const struct rf_req *req)
 	return atomic_load(&((struct rf_req *)req)->interrupted);
 }
 
+int rf_req_kill_suidgid(const struct rf_req *req)
+{
+	return req->kill_suidgid;
+}
+
 /* A second reply to one request is a plugin bug; it must not corrupt the
  * slot, which may already serve the next request. */
 static bool claim(struct rf_req *req, const char *what)

@@ -57,6 +57,7 @@ struct rf_req {
 	const char *rest; /* names, write data, ... */
 	uint32_t rest_len;
 	struct rf_req_ctx ctx;
+	bool kill_suidgid; /* rf_req_kill_suidgid() */
 	atomic_int interrupted;
 	uint64_t start_ns; /* when the request arrived */
 

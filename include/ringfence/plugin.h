@@ -35,6 +35,18 @@
  * concurrently with anything. init() runs once before any operation and
  * destroy() once after the last.
  *
+ * Set-user-ID and set-group-ID bits. A plugin that declares
+ * RF_PLUGIN_KILLPRIV in its flags clears them itself, as Linux file systems
+ * do: S_ISUID, and S_ISGID where the group may execute, on a write, a
+ * truncation (setattr of the size, an O_TRUNC open or create) whose request
+ * says so (rf_req_kill_suidgid(): the caller lacks CAP_FSETID), and on every
+ * change of a non-directory's owner or group. The kernel then never asks
+ * for security.capability before a write. A plugin whose files' modes come
+ * from another file system's, which clears them itself when the worker (who
+ * never has CAP_FSETID) writes, truncates or changes owners, has nothing to
+ * do. Under a policy with handle_killpriv (the default) the worker refuses a
+ * plugin with a write or setattr operation that does not declare it.
+ *
  * Errors are positive errno values (rf_reply_err(req, ENOENT)).
  */
 #ifndef RINGFENCE_PLUGIN_H
@@ -181,7 +193,14 @@ struct rf_plugin {
 	/* Like readdir, but fill with rf_dirbuf_add_plus(). Without it the
 	 * framework answers READDIRPLUS through readdir (no attributes). */
 	void (*readdirplus)(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size);
+
+	/* RF_PLUGIN_*; a plugin built before this field has none (the worker
+	 * reads it only when struct_size covers it) */
+	uint32_t flags;
 };
+
+/* The plugin clears set-user-ID and set-group-ID bits itself (see above). */
+#define RF_PLUGIN_KILLPRIV (1u << 0)
 
 #define RF_PLUGIN_INIT .abi_version = RF_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct rf_plugin)
 
@@ -190,6 +209,21 @@ const struct rf_req_ctx *rf_req_ctx(const struct rf_req *req);
 void *rf_req_userdata(const struct rf_req *req);
 /* Nonzero once the kernel has sent an INTERRUPT for this request. */
 int rf_req_interrupted(const struct rf_req *req);
+/* Nonzero for a write, a setattr of the size, or an O_TRUNC open or create
+ * after which the plugin must clear the file's set-user-ID bit, and its
+ * set-group-ID bit where the group may execute (RF_PLUGIN_KILLPRIV). */
+int rf_req_kill_suidgid(const struct rf_req *req);
+
+/* @mode with its set-user-ID bit cleared, and its set-group-ID bit where
+ * the group may execute: what a write or truncation that
+ * rf_req_kill_suidgid() flags, or a change of owner or group, leaves. */
+static inline mode_t rf_mode_killpriv(mode_t mode)
+{
+	mode &= ~(mode_t)S_ISUID;
+	if (mode & S_IXGRP)
+		mode &= ~(mode_t)S_ISGID;
+	return mode;
+}
 
 /* ---- replies: exactly one per request ---- */
 void rf_reply_err(struct rf_req *req, int err);

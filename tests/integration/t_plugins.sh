@@ -26,10 +26,29 @@ truncate -s 1000 "$M/r" && [ "$(stat -c %s "$M/r")" = 1000 ] || rf_fail "memfs t
 head -c $((80 << 20)) /dev/zero >"$M/full" 2>/dev/null && rf_fail "memfs size=64M not enforced"
 rm -rf "$M/a" "$M/r" "$M/full" && [ -z "$(ls "$M")" ] || rf_fail "memfs rm -r"
 
+rf_log "memfs: no security.capability round trip per write (handle_killpriv)"
+x0=$("$CTL" -s "$T/ctl.sock" stats mem | awk '$1 == "op" && $2 == "GETXATTR" { print $3 }')
+dd if=/dev/zero of="$M/w" bs=64k count=32 status=none || rf_fail "memfs dd"
+x1=$("$CTL" -s "$T/ctl.sock" stats mem | awk '$1 == "op" && $2 == "GETXATTR" { print $3 }')
+[ $((${x1:-0} - ${x0:-0})) -le 2 ] || rf_fail "32 writes cost $((${x1:-0} - ${x0:-0})) GETXATTRs"
+rm -f "$M/w"
+
 rf_log "two workers, both fenced"
 wm=$(rf_worker mem) wh=$(rf_worker hi)
 [ "$wm" != "$wh" ] || rf_fail "tenants share a worker"
 rf_assert_worker_fenced "$wm"
 rf_assert_worker_fenced "$wh"
 [ "$(rf_field mem transport)" = "$TRANSPORT" ] || rf_fail "memfs transport"
+rf_stop
+
+rf_log "a plugin built before RF_PLUGIN_KILLPRIV: refused under handle_killpriv, naming the key"
+rf_policy_reset
+rf_policy old "$ROOT/build/tests/plugins/legacy.so" "" "crash_limit = 1"
+rf_policy ok "$ROOT/build/tests/plugins/legacy.so" "" "handle_killpriv = no"
+rf_start ok
+rf_wait_state old failed
+grep -q "plugin .*legacy.so does not clear setuid and setgid bits itself (no RF_PLUGIN_KILLPRIV); set handle_killpriv = no" \
+	"$T/broker.log" || rf_fail "the refusal does not name RF_PLUGIN_KILLPRIV and the key: $(grep -i legacy "$T/broker.log" | tail -3)"
+rf_log "  and loaded without it (an older struct_size is still accepted)"
+touch "$T/ok.mnt" && [ "$(stat -c %a "$T/ok.mnt")" = 755 ] || rf_fail "the legacy plugin does not serve"
 rf_stop

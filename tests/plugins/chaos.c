@@ -463,8 +463,11 @@ static int c_init(const struct rf_init_args *a, void **ud)
 }
 
 const struct rf_plugin ringfence_plugin = {
-	RF_PLUGIN_INIT,	      .name = "chaos",	    .init = c_init,	  .lookup = c_lookup,
-	.forget = c_forget,   .getattr = c_getattr, .setattr = c_setattr, .open = c_open,
-	.read = c_read,	      .write = c_write,	    .flush = c_ok,	  .release = c_release,
-	.opendir = c_opendir, .readdir = c_readdir, .releasedir = c_ok,
+	/* its files' modes never have setuid or setgid bits to clear */
+	RF_PLUGIN_INIT,	      .name = "chaos",	    .flags = RF_PLUGIN_KILLPRIV,
+	.init = c_init,	      .lookup = c_lookup,   .forget = c_forget,
+	.getattr = c_getattr, .setattr = c_setattr, .open = c_open,
+	.read = c_read,	      .write = c_write,	    .flush = c_ok,
+	.release = c_release, .opendir = c_opendir, .readdir = c_readdir,
+	.releasedir = c_ok,
 };

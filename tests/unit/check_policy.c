@@ -51,6 +51,7 @@ START_TEST(test_good_full)
 	ck_assert(m->allow_other);
 	ck_assert(!m->default_permissions);
 	ck_assert(m->read_only);
+	ck_assert(!m->handle_killpriv);
 	ck_assert_int_eq(rf_policy_plugin_path(p, m, so, sizeof(so)), 0);
 	ck_assert_str_eq(so, "/usr/lib/ringfence/plugins/passthrough.so");
 	ck_assert_str_eq(rf_policy_seccomp_path(p, m), "/etc/ringfence/strict.policy");
@@ -84,6 +85,7 @@ START_TEST(test_good_minimal_defaults)
 	ck_assert_uint_eq(m->queue_depth, RF_DEFAULT_QUEUE_DEPTH);
 	ck_assert_uint_eq(m->max_write, RF_DEFAULT_MAX_WRITE);
 	ck_assert(m->default_permissions);
+	ck_assert(m->handle_killpriv);
 	ck_assert(!m->allow_other);
 	ck_assert_str_eq(m->user, RF_USER_DYNAMIC);
 	ck_assert_str_eq(m->group, "");
@@ -252,6 +254,7 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.allow_other = !b.allow_other);
 	FLIP(b.default_permissions = !b.default_permissions);
 	FLIP(b.read_only = !b.read_only);
+	FLIP(b.handle_killpriv = !b.handle_killpriv);
 	FLIP(b.shared_user = !b.shared_user);
 	FLIP(b.disk_max++);
 	FLIP(b.inodes_max++);
@@ -260,7 +263,7 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.zero_copy = (b.zero_copy + 1) % 3);
 	FLIP(b.pool_size += 4096);
 #undef FLIP
-	ck_assert_int_eq(changed, 30);
+	ck_assert_int_eq(changed, 31);
 	rf_policy_free(p);
 }
 END_TEST

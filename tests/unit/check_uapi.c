@@ -205,6 +205,29 @@ START_TEST(test_init_auto_uring)
 }
 END_TEST
 
+START_TEST(test_init_handle_killpriv_follows_the_policy)
+{
+	struct fuse_init_in in = kernel_init(1);
+	struct rf_mount_policy p = pol(RF_TRANSPORT_AUTO, 1 << 20);
+	struct fuse_init_out out;
+	struct rf_conn_params cp;
+
+	p.handle_killpriv = true;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(((uint64_t)out.flags2 << 32 | out.flags) & FUSE_HANDLE_KILLPRIV_V2);
+	ck_assert(cp.flags & FUSE_HANDLE_KILLPRIV_V2);
+	ck_assert(!(out.flags & FUSE_HANDLE_KILLPRIV)); /* v1 would still ask for xattrs */
+	p.handle_killpriv = false;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!(((uint64_t)out.flags2 << 32 | out.flags) & FUSE_HANDLE_KILLPRIV_V2));
+	/* not from a kernel that does not offer it */
+	p.handle_killpriv = true;
+	in.flags &= ~(uint32_t)FUSE_HANDLE_KILLPRIV_V2;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!(out.flags & FUSE_HANDLE_KILLPRIV_V2));
+}
+END_TEST
+
 START_TEST(test_init_7_46_offers_buffer_pools)
 {
 	struct fuse_init_in in = kernel_init(1);
@@ -387,6 +410,7 @@ static Suite *uapi_suite(void)
 	tcase_add_test(tc, test_pool_buffers_fit_the_budget);
 	suite_add_tcase(s, tc);
 	tcase_add_test(ti, test_init_auto_uring);
+	tcase_add_test(ti, test_init_handle_killpriv_follows_the_policy);
 	tcase_add_test(ti, test_init_7_46_offers_buffer_pools);
 	tcase_add_test(ti, test_init_zero_copy_follows_the_pools);
 	tcase_add_test(ti, test_init_auto_classic_when_not_offered);
