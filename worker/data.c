@@ -62,14 +62,20 @@ static void post_data(struct rf_req *req)
  * random reads five times faster); above it the worker thread's copy running
  * beside ours wins. Such files never block on a device, so this thread
  * never waits long. Other file systems always get the ring ops.
+ *
+ * Which file system a transfer's file is on is decided once, from the
+ * source directory, not per transfer (a statfs per request was a tenth of
+ * a 4 KiB read's system calls): a plugin's files are the source's. A file
+ * from elsewhere only moves by the other path, which is as correct.
  */
 #define RF_INLINE_MAX (128u << 10)
 
-static bool on_memory_fs(int fd)
+void rf_data_probe_source(struct rf_worker *w)
 {
 	struct statfs sf;
 
-	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+	w->memory_source = w->source_fd >= 0 && fstatfs(w->source_fd, &sf) == 0 &&
+			   (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
 }
 
 void rf_data_start(struct rf_req *req)
@@ -95,7 +101,7 @@ void rf_data_start(struct rf_req *req)
 	 * own reference, so a plugin closing the fd early cannot redirect
 	 * the op to another file. */
 	req->inline_io = !req->zc && ((q->w->cfg.bench & RF_BENCH_PLAIN_IO) ||
-				      (req->len <= RF_INLINE_MAX && on_memory_fs(req->fd)));
+				      (req->len <= RF_INLINE_MAX && q->w->memory_source));
 	r = req->inline_io ? 0
 			   : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
 	if (!req->inline_io && r >= 0)

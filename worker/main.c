@@ -265,6 +265,7 @@ static void enter_sandbox(bool sandbox)
 	if (err < 0)
 		fail(-err, "%s", sb.failed);
 	W.source_fd = sb.source_fd;
+	rf_data_probe_source(&W);
 }
 
 /* The main thread's part once the queues serve: the broker's PINGs, passed

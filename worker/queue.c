@@ -13,7 +13,7 @@
  *
  * Either way, file data moves between the plugin's files and the pool with
  * READ_FIXED / WRITE_FIXED (small transfers on tmpfs by pread/pwrite, see
- * on_memory_fs), and the worker holds no /dev/fuse descriptor.
+ * data.c), and the worker holds no /dev/fuse descriptor.
  *
  * A successor first finishes what its dead predecessor left: rf_adopt()
  * answers the requests recorded in the slots, rf_rescue() finds those the

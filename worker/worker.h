@@ -126,6 +126,7 @@ struct rf_worker {
 	const struct rf_plugin *plugin;
 	void *userdata;
 	int source_fd;
+	bool memory_source; /* the source is on tmpfs or ramfs (data.c) */
 	struct rf_queue *queues;
 	uint32_t nqueues;
 	atomic_int stop;
@@ -158,6 +159,8 @@ int rf_queues_prepare(struct rf_worker *w, char *why, size_t len);
 void rf_queues_serve(struct rf_worker *w);
 void rf_queue_wake(struct rf_queue *q);
 void rf_req_finish(struct rf_req *req);
+/* data.c: whether the source is on a memory file system (once, at start) */
+void rf_data_probe_source(struct rf_worker *w);
 
 /* rescue.c: the pool's table of received request ids (@id / 2 indexes it;
  * odd ids, interrupts, are not recorded), and a successor's list of the ids
