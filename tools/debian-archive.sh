@@ -6,14 +6,30 @@
 # directories of the caller's, checks what it fetches against the
 # archive's signed index as always, and leaves the host's state alone.
 #
+#   archive_cli NAME ARGS...   the scripts' one option (--refresh sets
+#                               refresh=1; --help prints usage()), and
+#                               say() / die() prefixed with NAME
 #   archive_setup DIR LINE...   write DIR/sources.list from LINEs (with
 #                               MIRROR and KEYRING expanded by the caller),
 #                               set AOPT to the apt options that use it
 #   archive_update WHAT         fetch its indexes, or die naming WHAT
 #   archive_mirror              the host's Debian mirror (or
 #                               $RINGFENCE_VM_MIRROR)
-# The caller defines die().
+# The caller defines usage().
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+archive_cli() {
+	ARCHIVE_NAME=$1
+	refresh=0
+	case "${2:-}" in
+	--refresh) refresh=1 ;;
+	--help | -h) usage; exit 0 ;;
+	"") ;;
+	*) usage >&2; exit 2 ;;
+	esac
+}
+say() { echo "$ARCHIVE_NAME: $*" >&2; }
+die() { echo "$ARCHIVE_NAME: $*" >&2; exit 1; }
 
 # The first deb822 URIs or one-line deb entry of an enabled source that
 # serves the main archive (not -security).

@@ -20,8 +20,6 @@ set -euo pipefail
 
 MIN_MAJOR=7 MIN_MINOR=3
 CACHE=${RINGFENCE_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ringfence/vm}
-refresh=0
-
 usage() {
 	cat <<EOF
 usage: tools/kernel73.sh [--refresh]
@@ -32,15 +30,8 @@ its uapi headers and virtme-ng into $CACHE, and print that directory.
   --help      this text
 EOF
 }
-case "${1:-}" in
---refresh) refresh=1 ;;
---help | -h) usage; exit 0 ;;
-"") ;;
-*) usage >&2; exit 2 ;;
-esac
-
-say() { echo "kernel73: $*" >&2; }
-die() { echo "kernel73: $*" >&2; exit 1; }
+. "$(dirname "$0")/debian-archive.sh"
+archive_cli kernel73 "$@"
 
 # ready DIR: a complete cache entry (written last, after every step)
 ready() { [ -f "$1/ready" ]; }
@@ -55,7 +46,6 @@ for c in apt-get apt-cache dpkg-deb dpkg depmod unxz; do
 	command -v "$c" >/dev/null || die "$c is missing (make check-vm installs what it needs)"
 done
 
-. "$(dirname "$0")/debian-archive.sh"
 MIRROR=$(archive_mirror)
 APT=$CACHE/apt
 archive_setup "$APT" "deb [signed-by=$KEYRING] $MIRROR experimental main" \

@@ -33,8 +33,6 @@ set -euo pipefail
 MIN=3.18
 TTL=${RF_PEER_TTL:-1.0}
 CACHE=${RINGFENCE_PEER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ringfence/libfuse}
-refresh=0
-
 usage() {
 	cat <<EOF
 usage: tools/libfuse-peer.sh [--refresh]
@@ -46,15 +44,8 @@ $CACHE, and print that build's directory.
   --help      this text
 EOF
 }
-case "${1:-}" in
---refresh) refresh=1 ;;
---help | -h) usage; exit 0 ;;
-"") ;;
-*) usage >&2; exit 2 ;;
-esac
-
-say() { echo "libfuse-peer: $*" >&2; }
-die() { echo "libfuse-peer: $*" >&2; exit 1; }
+. "$(dirname "$0")/debian-archive.sh"
+archive_cli libfuse-peer "$@"
 # ready DIR: a complete build, its matched copy made with this TTL
 ready() { [ -f "$1/ready" ] && [ "$(cat "$1/ttl")" = "$TTL" ]; }
 
@@ -70,7 +61,6 @@ for p in liburing numa; do
 	pkg-config --exists "$p" || die "pkg-config finds no $p (make bench installs its -dev package)"
 done
 
-. "$(dirname "$0")/debian-archive.sh"
 MIRROR=$(archive_mirror)
 APT=$CACHE/apt
 archive_setup "$APT" "deb-src [signed-by=$KEYRING] $MIRROR unstable main"
