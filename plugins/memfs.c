@@ -437,7 +437,7 @@ static void mf_create(struct rf_req *req, uint64_t parent, const char *name, mod
 	e.ino = ino;
 	e.attr = n->st;
 	pthread_mutex_unlock(&m->lock);
-	rf_reply_create(req, &e, ino, 0);
+	rf_reply_create(req, &e, ino, RF_OPEN_NOFLUSH); /* its flush has nothing to say */
 	return;
 fail:
 	pthread_mutex_unlock(&m->lock);
@@ -614,7 +614,7 @@ static void mf_open(struct rf_req *req, uint64_t ino, int flags)
 			n->st.st_mode = rf_mode_killpriv(n->st.st_mode);
 	}
 	pthread_mutex_unlock(&m->lock);
-	err ? rf_reply_err(req, err) : rf_reply_open(req, ino, 0);
+	err ? rf_reply_err(req, err) : rf_reply_open(req, ino, RF_OPEN_NOFLUSH);
 }
 
 static void mf_release(struct rf_req *req, uint64_t ino, uint64_t fh, int flags)

@@ -167,7 +167,12 @@ void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
  * descriptor is zero-copied where the queues are zero-copy queues. */
 static uint32_t open_flags_out(const struct rf_req *req, uint32_t open_flags)
 {
-	uint32_t f = open_flags & (FOPEN_DIRECT_IO | FOPEN_KEEP_CACHE | FOPEN_NONSEEKABLE);
+	uint32_t f = 0;
+
+	f |= (open_flags & RF_OPEN_DIRECT_IO) ? FOPEN_DIRECT_IO : 0;
+	f |= (open_flags & RF_OPEN_KEEP_CACHE) ? FOPEN_KEEP_CACHE : 0;
+	f |= (open_flags & RF_OPEN_NONSEEKABLE) ? FOPEN_NONSEEKABLE : 0;
+	f |= (open_flags & RF_OPEN_NOFLUSH) ? FOPEN_NOFLUSH : 0;
 
 	if ((open_flags & RF_OPEN_FD_IO) && req->q->zc)
 		f |= FOPEN_IO_URING_ZERO_COPY;

@@ -135,6 +135,12 @@ struct rf_setattr {
  * through the pool: write() gets data NULL (size still says how much), and
  * a read answered from memory fails with EIO. Elsewhere it changes nothing. */
 #define RF_OPEN_FD_IO (1u << 3)
+/* No FLUSH when the client closes this file (FOPEN_NOFLUSH). ringfence
+ * keeps locks in the kernel and has no writeback cache, so a flush only
+ * carries what closing the plugin's own file would report: leave it out
+ * where that is nothing (a local file system, memory). Saves a round trip
+ * per close(2). */
+#define RF_OPEN_NOFLUSH (1u << 5)
 
 struct rf_plugin {
 	uint32_t abi_version; /* RF_PLUGIN_ABI_VERSION */

@@ -4,7 +4,8 @@
 rf_setup
 rf_policy mem memfs "" "options = size=64M"
 rf_policy hi hello ""
-rf_start mem hi
+rf_policy pt passthrough "$T/src"
+rf_start mem hi pt
 M=$T/mem.mnt H=$T/hi.mnt
 
 rf_log "hello: one read-only file"
@@ -26,12 +27,23 @@ truncate -s 1000 "$M/r" && [ "$(stat -c %s "$M/r")" = 1000 ] || rf_fail "memfs t
 head -c $((80 << 20)) /dev/zero >"$M/full" 2>/dev/null && rf_fail "memfs size=64M not enforced"
 rm -rf "$M/a" "$M/r" "$M/full" && [ -z "$(ls "$M")" ] || rf_fail "memfs rm -r"
 
+# ops TENANT OPCODE: how many of OPCODE the tenant has served
+ops() { "$CTL" -s "$T/ctl.sock" stats "$1" | awk -v o="$2" '$1 == "op" && $2 == o { n = $3 } END { print n + 0 }'; }
 rf_log "memfs: no security.capability round trip per write (handle_killpriv)"
-x0=$("$CTL" -s "$T/ctl.sock" stats mem | awk '$1 == "op" && $2 == "GETXATTR" { print $3 }')
+x0=$(ops mem GETXATTR)
 dd if=/dev/zero of="$M/w" bs=64k count=32 status=none || rf_fail "memfs dd"
-x1=$("$CTL" -s "$T/ctl.sock" stats mem | awk '$1 == "op" && $2 == "GETXATTR" { print $3 }')
-[ $((${x1:-0} - ${x0:-0})) -le 2 ] || rf_fail "32 writes cost $((${x1:-0} - ${x0:-0})) GETXATTRs"
+x1=$(ops mem GETXATTR)
+[ $((x1 - x0)) -le 2 ] || rf_fail "32 writes cost $((x1 - x0)) GETXATTRs"
 rm -f "$M/w"
+rf_log "memfs and passthrough on a local file system: no FLUSH on close (RF_OPEN_NOFLUSH)"
+for t in mem pt; do
+	f0=$(ops $t FLUSH) r0=$(ops $t RELEASE)
+	for i in $(seq 20); do echo "$i" >"$T/$t.mnt/f$i" && cat "$T/$t.mnt/f$i" >/dev/null; done
+	f1=$(ops $t FLUSH) r1=$(ops $t RELEASE)
+	[ $((r1 - r0)) -ge 40 ] || rf_fail "$t: 40 closes, $((r1 - r0)) RELEASEs"
+	[ $((f1 - f0)) = 0 ] || rf_fail "$t: 40 closes cost $((f1 - f0)) FLUSHes"
+	rm -f "$T/$t.mnt"/f*
+done
 
 rf_log "two workers, both fenced"
 wm=$(rf_worker mem) wh=$(rf_worker hi)
