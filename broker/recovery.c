@@ -84,6 +84,12 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 	tv.tv_sec = bo.delay_ms / 1000;
 	tv.tv_usec = (bo.delay_ms % 1000) * 1000;
 	t->state = RF_TENANT_STARTING;
+	if (t->respawn_ev) {
+		/* one successor at a time: a second death report for one
+		 * worker must not leave a timer no one frees */
+		log_warnx("%s: a successor was already on its way", t->pol.name);
+		return true;
+	}
 	t->respawn_ev = evtimer_new(t->b->base, respawn_cb, t);
 	if (!t->respawn_ev || evtimer_add(t->respawn_ev, &tv) < 0)
 		fatalx("evtimer_new");
