@@ -8,10 +8,11 @@
 
 /* What a passthrough-style server can honour whatever the plugin. Locking
  * flags stay off: the kernel then keeps POSIX and flock locks locally. */
-#define RF_WANTED_FLAGS                                                                   \
-	(FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_AUTO_INVAL_DATA | \
-	 FUSE_ASYNC_DIO | FUSE_PARALLEL_DIROPS | FUSE_ABORT_ERROR | FUSE_MAX_PAGES |      \
-	 FUSE_CACHE_SYMLINKS | FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_INIT_EXT)
+#define RF_WANTED_FLAGS                                                                      \
+	(FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_AUTO_INVAL_DATA |    \
+	 FUSE_ASYNC_DIO | FUSE_PARALLEL_DIROPS | FUSE_ABORT_ERROR | FUSE_MAX_PAGES |         \
+	 FUSE_CACHE_SYMLINKS | FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_INIT_EXT | \
+	 FUSE_DIRECT_IO_ALLOW_MMAP)
 
 /* The kernel's own page count when FUSE_MAX_PAGES is not negotiated. */
 #define RF_KERNEL_DEFAULT_MAX_PAGES 32

@@ -743,6 +743,19 @@ static int kill_suidgid(struct rf_req *req, int fd)
 	return meta_set(fd, &m);
 }
 
+/*
+ * A client that opens with O_DIRECT has the kernel send its transfers to
+ * us whatever we say; with RF_OPEN_DIRECT_IO they take the kernel's
+ * direct path (no page-cache machinery around each request, a shared
+ * mapping still allowed: FUSE_DIRECT_IO_ALLOW_MMAP). make bench, 1 MiB
+ * O_DIRECT on tmpfs, three rounds side by side: reads 1.04-1.10x, writes
+ * 1.01-1.11x.
+ */
+static uint32_t open_flags(struct rf_req *req, int flags)
+{
+	return pt_of(req)->open_flags | ((flags & O_DIRECT) ? RF_OPEN_DIRECT_IO : 0);
+}
+
 static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 {
 	char path[64];
@@ -760,7 +773,7 @@ static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 		rf_reply_err(req, err);
 		return;
 	}
-	rf_reply_open(req, (uint64_t)fd, pt_of(req)->open_flags); /* FD_IO: pt_read, pt_write */
+	rf_reply_open(req, (uint64_t)fd, open_flags(req, flags)); /* FD_IO: pt_read, pt_write */
 }
 
 static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, int flags)
@@ -798,7 +811,7 @@ static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mod
 		rf_reply_err(req, err);
 		return;
 	}
-	rf_reply_create(req, &e, (uint64_t)fd, pt_of(req)->open_flags);
+	rf_reply_create(req, &e, (uint64_t)fd, open_flags(req, flags));
 }
 
 static void pt_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)

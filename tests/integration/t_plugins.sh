@@ -45,6 +45,22 @@ for t in mem pt; do
 	rm -f "$T/$t.mnt"/f*
 done
 
+rf_log "passthrough: an O_DIRECT file (FOPEN_DIRECT_IO) is still mapped shared"
+python3 - "$T/pt.mnt/dio" <<'PY' || rf_fail "mmap of an O_DIRECT file"
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o644)
+os.ftruncate(fd, 8192)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED)
+m[4096:4101] = b"hello"
+m.flush()
+m.close()
+os.close(fd)
+with open(sys.argv[1], "rb") as f:
+    f.seek(4096)
+    assert f.read(5) == b"hello", "the mapping's bytes did not reach the file"
+PY
+rm -f "$T/pt.mnt/dio"
+
 rf_log "two workers, both fenced"
 wm=$(rf_worker mem) wh=$(rf_worker hi)
 [ "$wm" != "$wh" ] || rf_fail "tenants share a worker"

@@ -195,6 +195,9 @@ START_TEST(test_init_auto_uring)
 	ck_assert_uint_eq(out.major, 7);
 	ck_assert_uint_eq(out.minor, 45);
 	ck_assert(((uint64_t)out.flags2 << 32) & FUSE_OVER_IO_URING);
+	/* passthrough answers O_DIRECT opens FOPEN_DIRECT_IO; a shared
+	 * mapping of such a file must still work */
+	ck_assert(((uint64_t)out.flags2 << 32) & FUSE_DIRECT_IO_ALLOW_MMAP);
 	ck_assert(out.flags & FUSE_INIT_EXT);
 	ck_assert(out.flags & FUSE_MAX_PAGES);
 	ck_assert(!(out.flags & (FUSE_POSIX_LOCKS | FUSE_FLOCK_LOCKS | FUSE_WRITEBACK_CACHE)));
