@@ -313,7 +313,7 @@ for t in $TARGETS; do
 done
 KNOBS="ROUNDS=$ROUNDS RUNTIME=$RUNTIME SIZE=$SIZE FILES=$FILES"
 [ "$BUSY" = 1 ] && KNOBS="BUSY=1 $KNOBS"
-python3 "$ROOT/bench/tables.py" --raw "$RAW" --out "$OUT" --suffix "$SUF" --knobs "$KNOBS" \
+python3 "$ROOT/bench/tables.py" --raw "$RAW" --out "$OUT" --suffix="$SUF" --knobs "$KNOBS" \
 	--cpus "$(nproc)" --kernel "$(uname -r)" --memory "${MEM:-}" \
 	--peer-version "${PEER_VER:-}" --peers "$PEER_LINES"
 if [ -z "$SUF" ] && [ -s "$OUT/bw.dat" ]; then
