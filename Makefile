@@ -1,6 +1,7 @@
 # ringfence: plain make. `make V=1` shows full commands.
 # Targets: all (default), deps, demo, check, check-unit, check-san,
-#          check-integration, check-vm, bench, bench-vm, fuzz, format, format-check, clean.
+#          check-integration, check-vm, bench, bench-busy, bench-vm, fuzz, format,
+#          format-check, clean.
 
 CC      ?= cc
 BUILD   ?= build
