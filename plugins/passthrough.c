@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -239,20 +240,21 @@ static int is_meta_xattr(const struct pt *p, const char *name)
  */
 static int local_fs(int fd)
 {
-	static const long local[] = {
-		0x01021994, /* tmpfs */ 0x858458f6, /* ramfs */
-		0xef53,	    /* ext2/3/4 */ 0x58465342, /* xfs */
-		0x9123683e, /* btrfs */ (long)0xf2f52010, /* f2fs */
-	};
 	struct statfs sf;
-	size_t i;
 
 	if (fstatfs(fd, &sf) < 0)
 		return 0;
-	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		if ((long)sf.f_type == local[i])
-			return 1;
-	return 0;
+	switch (sf.f_type) {
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case EXT4_SUPER_MAGIC: /* ext2 and ext3 share it */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 static int pt_init(const struct rf_init_args *a, void **userdata)
