@@ -15,7 +15,12 @@
 #   archive_update WHAT         fetch its indexes, or die naming WHAT
 #   archive_mirror              the host's Debian mirror (or
 #                               $RINGFENCE_VM_MIRROR)
-# The caller defines usage().
+#   archive_cached CACHE WHAT   with no --refresh and CACHE/current a
+#                               complete entry (the caller's ready DIR),
+#                               say so naming WHAT, print it and exit 0
+#   archive_keep CACHE DIR PREFIX  point CACHE/current at DIR and remove
+#                               every other CACHE/PREFIX* entry
+# The caller defines usage() and ready().
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 archive_cli() {
@@ -87,4 +92,19 @@ archive_newest() {
 		if [ -z "$best" ] || dpkg --compare-versions "$ver" gt "$best"; then best=$ver; fi
 	done
 	echo "$best"
+}
+
+archive_cached() {
+	[ "$refresh" = 0 ] && [ -L "$1/current" ] && ready "$1/current" || return 0
+	say "$2 $(cat "$1/current/version") (cached in $(readlink -f "$1/current"))"
+	readlink -f "$1/current"
+	exit 0
+}
+
+archive_keep() {
+	local d
+	ln -sfn "$(basename "$2")" "$1/current"
+	for d in "$1/$3"*; do
+		[ "$d" = "$2" ] || rm -rf "$d"
+	done
 }

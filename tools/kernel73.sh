@@ -36,11 +36,7 @@ archive_cli kernel73 "$@"
 # ready DIR: a complete cache entry (written last, after every step)
 ready() { [ -f "$1/ready" ]; }
 
-if [ "$refresh" = 0 ] && [ -L "$CACHE/current" ] && ready "$CACHE/current"; then
-	say "Linux $(cat "$CACHE/current/version") (cached in $(readlink -f "$CACHE/current"))"
-	readlink -f "$CACHE/current"
-	exit 0
-fi
+archive_cached "$CACHE" Linux
 
 for c in apt-get apt-cache dpkg-deb dpkg depmod unxz; do
 	command -v "$c" >/dev/null || die "$c is missing (make check-vm installs what it needs)"
@@ -105,11 +101,7 @@ else
 	echo "$vng_ver" >"$DIR/virtme-ng-version"
 	touch "$DIR/ready"
 fi
-ln -sfn "$(basename "$DIR")" "$CACHE/current"
-# keep only the current kernel, and no downloaded .debs
-for d in "$CACHE"/linux-*; do
-	[ "$d" = "$DIR" ] || rm -rf "$d"
-done
+archive_keep "$CACHE" "$DIR" linux-
 rm -f "$APT/debs"/*.deb
 say "Linux $best_ver in $DIR"
 echo "$DIR"

@@ -49,11 +49,7 @@ archive_cli libfuse-peer "$@"
 # ready DIR: a complete build, its matched copy made with this TTL
 ready() { [ -f "$1/ready" ] && [ "$(cat "$1/ttl")" = "$TTL" ]; }
 
-if [ "$refresh" = 0 ] && [ -L "$CACHE/current" ] && ready "$CACHE/current"; then
-	say "fuse3 $(cat "$CACHE/current/version") (cached in $(readlink -f "$CACHE/current"))"
-	readlink -f "$CACHE/current"
-	exit 0
-fi
+archive_cached "$CACHE" fuse3
 for c in apt-get apt-cache dpkg-source meson ninja g++ pkg-config; do
 	command -v "$c" >/dev/null || die "$c is missing (make bench installs what it needs)"
 done
@@ -117,10 +113,7 @@ else
 	echo "$TTL" >"$DIR/ttl"
 	touch "$DIR/ready"
 fi
-ln -sfn "$(basename "$DIR")" "$CACHE/current"
-for d in "$CACHE"/fuse3-*; do
-	[ "$d" = "$DIR" ] || rm -rf "$d"
-done
+archive_keep "$CACHE" "$DIR" fuse3-
 rm -f "$APT/cache/archives/"*.deb
 say "fuse3 $ver in $DIR"
 echo "$DIR"
