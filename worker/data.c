@@ -57,18 +57,19 @@ static void post_data(struct rf_req *req)
 /*
  * Memory file systems (tmpfs, ramfs) cannot do nonblocking I/O, so the ring
  * hands every READ_FIXED / WRITE_FIXED on their files to a kernel worker
- * thread: two context switches per op. Below RF_INLINE_MAX a plain
+ * thread: two context switches per op. Up to RF_INLINE_MAX a plain
  * pread/pwrite into the same slot on this thread is faster (make bench: 4 KiB
- * random reads five times faster); above it the worker thread's copy running
- * beside ours wins. Such files never block on a device, so this thread
- * never waits long. Other file systems always get the ring ops.
+ * random reads five times faster); the limit is the kernel's 256 KiB
+ * readahead READs, so buffered reads stay on this thread too. Such files
+ * never block on a device, so this thread never waits long. Other file
+ * systems always get the ring ops.
  *
  * Which file system a transfer's file is on is decided once, from the
  * source directory, not per transfer (a statfs per request was a tenth of
  * a 4 KiB read's system calls): a plugin's files are the source's. A file
  * from elsewhere only moves by the other path, which is as correct.
  */
-#define RF_INLINE_MAX (128u << 10)
+#define RF_INLINE_MAX (256u << 10)
 
 void rf_data_probe_source(struct rf_worker *w)
 {
