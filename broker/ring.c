@@ -54,8 +54,13 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 	int fd, r;
 
 	memset(params, 0, sizeof(*params));
+	/* No DEFER_TASKRUN: with it the task work that hands the queue
+	 * thread each request waits for the thread's next io_uring_enter, so
+	 * a thread that just woke its client is preempted with the next
+	 * request already queued, and buffered reads cost 26-36% more CPU
+	 * per byte (docs/performance.md). */
 	params->flags = IORING_SETUP_SQE128 | IORING_SETUP_R_DISABLED | IORING_SETUP_SINGLE_ISSUER |
-			IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_CQSIZE;
+			IORING_SETUP_CQSIZE;
 	/* entries: one per FUSE entry, one data op per entry, the wake-up
 	 * read and the /dev/fuse reader */
 	params->cq_entries = pow2_at_least(2 * (2 * depth + 4));
