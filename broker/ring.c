@@ -62,8 +62,7 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 	 * its next system call rather than announced by an interrupt, the
 	 * least CPU per create and unlink measured (docs/performance.md). */
 	params->flags = IORING_SETUP_SQE128 | IORING_SETUP_R_DISABLED | IORING_SETUP_SINGLE_ISSUER |
-			IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
-			IORING_SETUP_CQSIZE;
+			IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
 	/* entries: one per FUSE entry, one data op per entry, the wake-up
 	 * read and the /dev/fuse reader */
 	params->cq_entries = pow2_at_least(2 * (2 * depth + 4));
