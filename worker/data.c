@@ -59,10 +59,12 @@ static void post_data(struct rf_req *req)
  * hands every READ_FIXED / WRITE_FIXED on their files to a kernel worker
  * thread: two context switches per op. Up to RF_INLINE_MAX a plain
  * pread/pwrite into the same slot on this thread is faster (make bench: 4 KiB
- * random reads five times faster); the limit is the kernel's 256 KiB
- * readahead READs, so buffered reads stay on this thread too. Such files
- * never block on a device, so this thread never waits long. Other file
- * systems always get the ring ops.
+ * random reads five times faster); the limit is the kernel's 256 KiB readahead
+ * READs, so buffered reads stay on this thread too. Above it neither way was
+ * faster (1 MiB, make bench's plain-io against the ring ops), and the ring op
+ * leaves this thread free to take the next request while the kernel thread
+ * copies. Such files never block on a device, so this thread never waits long.
+ * Other file systems always get the ring ops.
  *
  * Which file system a transfer's file is on is decided once, from the
  * source directory, not per transfer (a statfs per request was a tenth of

@@ -33,7 +33,10 @@
  * and calls operations from all of them concurrently: a plugin must be
  * thread safe. Calls for one request never overlap. forget() may run
  * concurrently with anything. init() runs once before any operation and
- * destroy() once after the last.
+ * destroy() once after the last. A new request for a queue thread wakes it
+ * from an interruptible wait, as a signal would: a system call made there
+ * that returns EINTR rather than restarting (epoll_wait, for one) can
+ * return it, and a plugin retries as it would under signals.
  *
  * Set-user-ID and set-group-ID bits. A plugin that declares
  * RF_PLUGIN_KILLPRIV in its flags clears them itself, as Linux file systems
