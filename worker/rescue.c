@@ -179,11 +179,21 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * inherited entry meanwhile: those are newer than every id still to ask for.
  */
 /* Every candidate slot answers @id with EIO; its commit id is the marker. */
+/*
+ * An inherited entry may fetch a request at any moment: the kernel copies
+ * it into the entry's slot in task work of this thread, which runs at the
+ * return of any of its system calls (a log line's write too), and posts
+ * its completion then. So before writing into the slots of entries in
+ * doubt, reap: with no system call between the reaping and the writes, a
+ * request the kernel has put in a slot is already known, and its slot no
+ * longer idle, when they are made.
+ */
 static void probe_arm(struct rf_queue *q, uint64_t id)
 {
 	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
 	uint32_t e;
 
+	rf_queue_reap(q);
 	for (e = 0; e < q->w->cfg.depth; e++) {
 		struct rf_req *req = &q->reqs[e];
 		struct fuse_uring_req_header *h = (void *)req->hdr;
@@ -347,7 +357,9 @@ void rf_rescue(struct rf_queue *q)
 			  q->qid, (unsigned long long)id);
 	}
 	q->probe_id = 0;
-	/* put back what adoption reads; empty slots keep the marker */
+	/* put back what adoption reads; empty slots keep the marker (and
+	 * reap first, as probe_arm does) */
+	rf_queue_reap(q);
 	for (e = 0; e < w->cfg.depth; e++) {
 		struct rf_req *req = &q->reqs[e];
 		struct fuse_uring_req_header *h = (void *)req->hdr;
