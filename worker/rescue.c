@@ -178,8 +178,9 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * show at once. Newest first keeps probes off requests that arrive for an
  * inherited entry meanwhile: those are newer than every id still to ask for.
  */
-/* Every candidate slot answers @id with EIO; its commit id is the marker. */
 /*
+ * Every candidate slot answers @id with EIO; its commit id is the marker.
+ *
  * An inherited entry may fetch a request at any moment: the kernel copies
  * it into the entry's slot in task work of this thread, which runs at the
  * return of any of its system calls (a log line's write too), and posts
