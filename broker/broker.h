@@ -41,6 +41,7 @@ struct rf_cgroup {
 	char procs[RF_CG_MAX][280];
 	char mechanism[64]; /* "cgroup2(memory,pids,cpu)", "cgroup1(...)", "rlimits" */
 	bool pids; /* a pids controller enforces the task limit */
+	bool sched_idle; /* the worker runs SCHED_IDLE in its own cpu group */
 };
 
 enum rf_tenant_state {
@@ -234,6 +235,8 @@ int rf_cgroup_setup(struct rf_tenant *t);
  * the file naming the broker's own cgroup moved (tests). */
 int rf_cgroup_setup_version(struct rf_tenant *t, int version);
 void rf_cgroup_set_root(const char *root, const char *self_cgroup_file);
+/* Tests: the fake v2 tree refuses to enable @controller (NULL: none). */
+void rf_cgroup_test_refuse(const char *controller);
 int rf_cgroup_child_join(const struct rf_cgroup *cg);
 /* The tenant's task limit: the policy's pids_max, or by default
  * RF_DEFAULT_PIDS_SPARE beyond one thread per queue. A cgroup enforces it

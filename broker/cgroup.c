@@ -14,6 +14,20 @@
  * <own>/broker. (The host's root always holds other processes.)
  * Where the broker shares its cgroup (started from a login shell), they go
  * below the hierarchy's root, which may hold processes.
+ *
+ * Every tenant gets a cpu group (weight 100 unless the policy says), and in
+ * it the worker runs SCHED_IDLE (policy sched_idle). The kernel queues a
+ * FUSE request on the queue of the client's CPU and the queue thread
+ * answers on that CPU, so when the answer wakes the client, the queue
+ * thread is still running there; a waking task goes to an idle CPU rather
+ * than a busy one, and a CPU running only SCHED_IDLE tasks counts as idle.
+ * With a normal policy the client moves to the other CPU at nearly every
+ * answer, and each move costs both sides a cross-CPU wake-up (tens of
+ * microseconds in a VM); with SCHED_IDLE it stays (docs/performance.md has
+ * the measurements). SCHED_IDLE alone would give the worker almost no CPU
+ * against busy normal tasks; inside a group of its own it gets the group's
+ * share, as its siblings there are its own threads. Without a cpu group
+ * the worker keeps the normal policy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +51,15 @@ static char self_file[256] = "/proc/self/cgroup";
  * ringfence/, found once per broker */
 static char v2_base[256];
 static bool v2_found;
+
+/* A controller the fake v2 tree of a test refuses to enable, as a real
+ * one can refuse cpu */
+static char refuse[16];
+
+void rf_cgroup_test_refuse(const char *controller)
+{
+	snprintf(refuse, sizeof(refuse), "+%s ", controller ? controller : "");
+}
 
 void rf_cgroup_set_root(const char *root, const char *self)
 {
@@ -293,7 +316,8 @@ static void limits_of(const struct rf_tenant *t, struct limit l[L_N])
 				      p->memory_max ? p->memory_max : RF_DEFAULT_MEMORY_MAX,
 				      p->memory_max != 0 };
 	l[L_PIDS] = (struct limit){ "pids", rf_cgroup_pids_max(t), p->pids_max != 0 };
-	l[L_CPU] = (struct limit){ "cpu", p->cpu_weight, p->cpu_weight != 0 };
+	l[L_CPU] = (struct limit){ "cpu", p->cpu_weight ? p->cpu_weight : RF_DEFAULT_CPU_WEIGHT,
+				   p->cpu_weight != 0 || p->sched_idle == RF_FEATURE_ON };
 }
 
 /* A controller is not to be had: fatal for a limit the policy set. */
@@ -308,8 +332,9 @@ static int missing(struct rf_tenant *t, struct limit *l)
 	if (l->value)
 		log_info("%s: no %s cgroup controller for the default limit; %s", t->pol.name,
 			 l->controller,
-			 !strcmp(l->controller, "pids") ? "RLIMIT_NPROC of the worker holds it"
-							: "only RLIMIT_DATA applies");
+			 !strcmp(l->controller, "pids")	 ? "RLIMIT_NPROC of the worker holds it"
+			 : !strcmp(l->controller, "cpu") ? "the worker runs at normal priority"
+							 : "only RLIMIT_DATA applies");
 	l->value = 0;
 	return 0;
 }
@@ -326,12 +351,47 @@ static void name_mechanism(struct rf_tenant *t, int version, const struct limit 
 					      "%s,", l[i].controller);
 	t->cg.mechanism[n - 1] = ')';
 	t->cg.pids = l[L_PIDS].value != 0;
+	t->cg.sched_idle = l[L_CPU].value != 0 && t->pol.sched_idle != RF_FEATURE_OFF;
+}
+
+/* The "+memory +pids ..." line that enables @l's controllers below a v2
+ * group. */
+static void v2_controllers(const struct limit l[L_N], char *ctl, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	ctl[0] = '\0';
+	for (i = 0; i < L_N; i++)
+		if (l[i].value)
+			n += (size_t)snprintf(ctl + n, len - n, "+%s ", l[i].controller);
+}
+
+/* Enable @ctl on the way down from @base to ringfence/'s children. */
+static int v2_enable(const char *base, const char *ctl)
+{
+	char path[700];
+	int r;
+
+	if (refuse[0] && refuse[1] != ' ' && strstr(ctl, refuse))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
+	r = write_file(path, ctl);
+	if (r == -EBUSY)
+		log_warnx("cgroup2: %s holds processes, so it cannot hand controllers "
+			  "to groups below it; run the broker in a cgroup of its own",
+			  base);
+	if (r == 0) {
+		snprintf(path, sizeof(path), "%s/ringfence/cgroup.subtree_control", base);
+		r = write_file(path, ctl);
+	}
+	return r;
 }
 
 static int setup_v2(struct rf_tenant *t, struct limit l[L_N])
 {
 	static const char *const file[L_N] = { "memory.max", "pids.max", "cpu.weight" };
-	char ctl[64] = "", avail[512], base[600], path[700];
+	char ctl[64], avail[512], base[600], path[700];
 	int r, i;
 
 	r = find_v2_base();
@@ -348,27 +408,24 @@ static int setup_v2(struct rf_tenant *t, struct limit l[L_N])
 			r = missing(t, &l[i]);
 			if (r < 0)
 				return r;
-			continue;
 		}
-		strcat(ctl, "+");
-		strcat(ctl, l[i].controller);
-		strcat(ctl, " ");
 	}
+	v2_controllers(l, ctl, sizeof(ctl));
 	if (!ctl[0])
 		return 1; /* nothing a controller here can enforce */
 	r = add_group(t, base);
 	if (r < 0)
 		return r;
-	/* the controllers must be enabled on the way down */
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
-	r = write_file(path, ctl);
-	if (r == -EBUSY)
-		log_warnx("cgroup2: %s holds processes, so it cannot hand controllers "
-			  "to groups below it; run the broker in a cgroup of its own",
-			  base);
-	if (r == 0) {
-		snprintf(path, sizeof(path), "%s/ringfence/cgroup.subtree_control", base);
-		r = write_file(path, ctl);
+	r = v2_enable(base, ctl);
+	if (r < 0 && r != -EBUSY && l[L_CPU].value && !l[L_CPU].required) {
+		/* the cpu controller can be refused where the others are
+		 * not (real-time tasks in groups): not for a default */
+		log_info("%s: cgroup2 refused the cpu controller (%s); the worker runs at "
+			 "normal priority",
+			 t->pol.name, strerror(-r));
+		l[L_CPU].value = 0;
+		v2_controllers(l, ctl, sizeof(ctl));
+		r = v2_enable(base, ctl);
 	}
 	if (r < 0)
 		return r;

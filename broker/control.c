@@ -259,6 +259,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	const char *buffers = t->geom.qpool_size ? "pool" : "entries";
 	const char *zero_copy = t->conn.zero_copy ? "on" : "off";
 	unsigned long long pinned = t->pool ? (unsigned long long)t->geom.total_size : 0;
+	/* the worker's scheduling policy (cgroup.c) */
+	const char *sched = t->cg.sched_idle ? "idle" : "normal";
 	const char *keys[32];
 	unsigned long long vals[32], p50, p99, max;
 	struct rf_queue_stats s;
@@ -280,8 +282,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		    (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
-		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s disk=%s%s%s\n", p50, p99,
-		    max, limits, t->disk_mechanism[0] ? t->disk_mechanism : "none",
+		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s sched=%s disk=%s%s%s\n", p50,
+		    p99, max, limits, sched, t->disk_mechanism[0] ? t->disk_mechanism : "none",
 		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
 	}
@@ -304,7 +306,7 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o, ",\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":", p50, p99,
 	    max);
 	put_jstr(o, limits);
-	put(o, ",\"disk\":");
+	put(o, ",\"sched\":\"%s\",\"disk\":", sched);
 	put_jstr(o, t->disk_mechanism[0] ? t->disk_mechanism : "none");
 	put(o, ",\"reason\":");
 	put_jstr(o, t->fail_reason);

@@ -87,6 +87,11 @@ static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32
 	/* limits first: nothing of the worker runs outside its cgroups */
 	if (rf_cgroup_child_join(cg) < 0)
 		_exit(125);
+	/* in a cpu group of its own, the worker (and every thread it makes)
+	 * runs SCHED_IDLE: the group keeps its share, and a CPU that runs
+	 * only this worker counts as idle when a client wakes (cgroup.c) */
+	if (cg->sched_idle && sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){ 0 }) < 0)
+		_exit(125);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Move every fd we keep above the target range, then down into place;

@@ -176,6 +176,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("memory_max", K_SIZE64, memory_max, 16ULL << 20, 1ULL << 50, 0),
 	MKEY("pids_max", K_UINT, pids_max, 4, 4194304, 0),
 	MKEY("cpu_weight", K_UINT, cpu_weight, 1, 10000, 0),
+	MKEY("sched_idle", K_FEATURE, sched_idle, 0, 0, 0),
 	MKEY("request_timeout", K_UINT, request_timeout, 1, 65535, 0),
 	MKEY("heartbeat_timeout", K_UINT, heartbeat_timeout, 0, 3600, 0),
 	MKEY("crash_limit", K_UINT, crash_limit, 1, RF_CRASH_LIMIT_MAX, 0),
@@ -763,7 +764,7 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
 	       SAME(bufpool) && SAME(zero_copy) && SAME(pool_size) && SAME(queue_depth) &&
 	       SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) &&
-	       SAME(pids_max) && SAME(cpu_weight) && SAME(request_timeout) &&
+	       SAME(pids_max) && SAME(cpu_weight) && SAME(sched_idle) && SAME(request_timeout) &&
 	       SAME(heartbeat_timeout) && SAME(crash_limit) && SAME(crash_window) &&
 	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
 	       SAME(ownership) && SAME(handle_killpriv);

@@ -53,6 +53,9 @@ struct rf_mount_policy {
 	uint64_t memory_max; /* cgroup memory limit; 0: the default */
 	uint32_t pids_max; /* cgroup pids limit; 0: the default */
 	uint32_t cpu_weight; /* cgroup cpu weight 1..10000; 0: default */
+	/* RF_FEATURE_*: the worker runs SCHED_IDLE in a cpu cgroup of its
+	 * own (broker/cgroup.c says why) */
+	int sched_idle;
 	uint32_t request_timeout; /* seconds; 0: none */
 	uint32_t heartbeat_timeout; /* seconds a worker has to answer PING; 0: none */
 	uint32_t crash_limit; /* deaths within crash_window that end restarts */
@@ -107,6 +110,8 @@ struct rf_policy {
  * pids_max this many tasks beyond one thread per queue. */
 #define RF_DEFAULT_MEMORY_MAX (1ULL << 30)
 #define RF_DEFAULT_PIDS_SPARE 64
+/* and a cpu group of the default weight (v2 cpu.weight 100) */
+#define RF_DEFAULT_CPU_WEIGHT 100
 
 /*
  * Parse @len bytes of @text, naming @file in errors. On success returns 0

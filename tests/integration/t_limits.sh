@@ -7,7 +7,8 @@
 rf_setup
 rf_policy mem memfs "" "options = size=900M" "memory_max = 48M" "pids_max = 64" "cpu_weight = 50"
 rf_policy pt passthrough "$T/src"
-rf_start mem pt
+rf_policy nrm memfs "" "sched_idle = off"
+rf_start mem pt nrm
 
 W=$(rf_worker mem)
 mech=$(rf_field mem limits)
@@ -35,23 +36,43 @@ cgroup1*)
 	;;
 *) rf_fail "no cgroup mechanism: $mech" ;;
 esac
-rf_log "a policy silent on limits: memory_max = 1G, pids_max = 64 + one per queue"
+rf_log "a policy silent on limits: memory_max = 1G, pids_max = 64 + one per queue, cpu weight 100"
 NQ=$(rf_field pt queues)
 WP=$(rf_worker pt)
 case $(rf_field pt limits) in
-cgroup2\(memory,pids\))
+cgroup2\(memory,pids,cpu\))
 	[ "$(cat /sys/fs/cgroup/ringfence/pt/memory.max)" = $((1 << 30)) ] || rf_fail "default memory.max"
 	[ "$(cat /sys/fs/cgroup/ringfence/pt/pids.max)" = $((64 + NQ)) ] || rf_fail "default pids.max"
+	[ "$(cat /sys/fs/cgroup/ringfence/pt/cpu.weight)" = 100 ] || rf_fail "default cpu.weight"
 	GROUPS_MADE+=(/sys/fs/cgroup/ringfence/pt)
 	;;
-cgroup1\(memory,pids\))
+cgroup1\(memory,pids,cpu\))
 	[ "$(cat /sys/fs/cgroup/memory/ringfence/pt/memory.limit_in_bytes)" = $((1 << 30)) ] ||
 		rf_fail "default memory.limit_in_bytes"
 	[ "$(cat /sys/fs/cgroup/pids/ringfence/pt/pids.max)" = $((64 + NQ)) ] || rf_fail "default pids.max"
-	GROUPS_MADE+=(/sys/fs/cgroup/memory/ringfence/pt /sys/fs/cgroup/pids/ringfence/pt)
+	[ "$(cat /sys/fs/cgroup/cpu/ringfence/pt/cpu.shares)" = 1024 ] || rf_fail "default cpu.shares"
+	GROUPS_MADE+=(/sys/fs/cgroup/memory/ringfence/pt /sys/fs/cgroup/pids/ringfence/pt
+		/sys/fs/cgroup/cpu/ringfence/pt)
 	;;
 *) rf_fail "a tenant without limits got $(rf_field pt limits), not the defaults" ;;
 esac
+
+# In a cpu group of its own the worker runs SCHED_IDLE, every thread of it
+# (policy 5 in /proc/PID/task/TID/sched); sched_idle = off keeps the
+# normal policy (0)
+policies() { # PID: the distinct scheduling policies of its threads
+	awk '$1 == "policy" { print $3 }' /proc/"$1"/task/*/sched | sort -u | tr '\n' ' '
+}
+for tn in mem pt; do
+	[ "$(policies "$(rf_worker $tn)")" = "5 " ] ||
+		rf_fail "$tn: worker threads' policies $(policies "$(rf_worker $tn)"), not SCHED_IDLE (5)"
+	[ "$(rf_field $tn sched)" = idle ] || rf_fail "$tn: status sched=$(rf_field $tn sched)"
+done
+[ "$(policies "$(rf_worker nrm)")" = "0 " ] ||
+	rf_fail "nrm (sched_idle = off): policies $(policies "$(rf_worker nrm)")"
+[ "$(rf_field nrm sched)" = normal ] || rf_fail "nrm: status sched=$(rf_field nrm sched)"
+echo idle >"$T/pt.mnt/sched" && [ "$(cat "$T/pt.mnt/sched")" = idle ] || rf_fail "I/O on pt"
+rf_log "workers in their own cpu groups run SCHED_IDLE; sched_idle = off runs normal"
 # a pids cgroup holds the tasks; RLIMIT_NPROC is left as it was
 [ "$(awk '/^Max processes/ { print $3 }' "/proc/$WP/limits")" = "$(ulimit -u)" ] ||
 	rf_fail "RLIMIT_NPROC changed where a pids cgroup holds the tasks: $(grep processes "/proc/$WP/limits")"
@@ -76,8 +97,11 @@ rf_log "bomb stopped by its limit; the other tenant's verified fio ran to the en
 rf_stop
 for g in "${GROUPS_MADE[@]}"; do [ -d "$g" ] && rf_fail "$g outlived its tenant"; done
 for c in memory pids cpu; do
-	[ -d "/sys/fs/cgroup/$c/ringfence/pt" ] && rf_fail "cgroup of pt left behind"
+	for tn in pt nrm; do
+		[ -d "/sys/fs/cgroup/$c/ringfence/$tn" ] && rf_fail "cgroup of $tn left behind"
+	done
 done
+[ -d /sys/fs/cgroup/ringfence/nrm ] && rf_fail "cgroup of nrm left behind"
 
 case $mech in
 cgroup2*)

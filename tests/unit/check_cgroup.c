@@ -202,29 +202,91 @@ END_TEST
 
 START_TEST(test_v2_defaults)
 {
-	char path[256];
-
 	no_policy_limits();
 	put("cgroup.controllers", "cpuset cpu io memory pids\n");
 	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
-	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids)");
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids,cpu)");
 	ck_assert_str_eq(get("ringfence/alpha/memory.max"), "1073741824");
 	/* RF_DEFAULT_PIDS_SPARE beyond one thread per queue (no broker here:
 	 * one queue) */
 	ck_assert_str_eq(get("ringfence/alpha/pids.max"), "65");
-	snprintf(path, sizeof(path), "%s/ringfence/alpha/cpu.weight", root);
-	ck_assert_int_eq(access(path, F_OK), -1); /* no default weight */
+	ck_assert_str_eq(get("ringfence/alpha/cpu.weight"), "100");
+	ck_assert(t.cg.sched_idle); /* a cpu group of its own */
 }
 END_TEST
 
 START_TEST(test_v2_defaults_partial)
 {
 	no_policy_limits();
-	put("cgroup.controllers", "cpu io memory\n"); /* no pids */
+	put("cgroup.controllers", "io memory\n"); /* no pids, no cpu */
 	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
 	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory)");
 	ck_assert_str_eq(get("cgroup.subtree_control"), "+memory ");
 	ck_assert_uint_eq(rf_cgroup_nproc(&t), 65);
+	ck_assert(!t.cg.sched_idle); /* no cpu group: the normal policy */
+}
+END_TEST
+
+/* v2 can refuse the cpu controller alone (real-time tasks in groups):
+ * the default share goes, the other limits stay. */
+START_TEST(test_v2_cpu_refused)
+{
+	no_policy_limits();
+	put("cgroup.controllers", "cpu memory pids\n");
+	rf_cgroup_test_refuse("cpu");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	rf_cgroup_test_refuse(NULL);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids)");
+	ck_assert_str_eq(get("cgroup.subtree_control"), "+memory +pids ");
+	ck_assert(!t.cg.sched_idle);
+}
+END_TEST
+
+/* ... but not a weight the policy sets, nor sched_idle = on */
+START_TEST(test_v2_cpu_refused_required)
+{
+	no_policy_limits();
+	t.pol.sched_idle = RF_FEATURE_ON;
+	put("cgroup.controllers", "cpu memory pids\n");
+	rf_cgroup_test_refuse("cpu");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), -EINVAL);
+	rf_cgroup_test_refuse(NULL);
+	ck_assert_str_eq(t.cg.mechanism, "rlimits");
+}
+END_TEST
+
+START_TEST(test_sched_idle_off)
+{
+	no_policy_limits();
+	t.pol.sched_idle = RF_FEATURE_OFF;
+	put("cgroup.controllers", "cpu memory pids\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids,cpu)"); /* the share stays */
+	ck_assert(!t.cg.sched_idle);
+}
+END_TEST
+
+/* sched_idle = on needs a cpu group: without one the tenant does not start */
+START_TEST(test_sched_idle_on_without_cpu)
+{
+	no_policy_limits();
+	t.pol.sched_idle = RF_FEATURE_ON;
+	dir("memory");
+	put("memory/memory.limit_in_bytes", "");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 1), -EOPNOTSUPP);
+	ck_assert_int_eq(t.cg.ngroups, 0);
+}
+END_TEST
+
+START_TEST(test_v1_defaults)
+{
+	no_policy_limits();
+	dir("cpu");
+	put("cpu/cpu.shares", "1024\n");
+	ck_assert_int_eq(rf_cgroup_setup_version(&t, 1), 0);
+	ck_assert_str_eq(t.cg.mechanism, "cgroup1(cpu)");
+	ck_assert_str_eq(get("cpu/ringfence/alpha/cpu.shares"), "1024"); /* weight 100 */
+	ck_assert(t.cg.sched_idle);
 }
 END_TEST
 
@@ -260,6 +322,11 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_v2_defaults);
 	tcase_add_test(tc, test_v2_defaults_partial);
 	tcase_add_test(tc, test_v1_defaults_partial);
+	tcase_add_test(tc, test_v2_cpu_refused);
+	tcase_add_test(tc, test_v2_cpu_refused_required);
+	tcase_add_test(tc, test_sched_idle_off);
+	tcase_add_test(tc, test_sched_idle_on_without_cpu);
+	tcase_add_test(tc, test_v1_defaults);
 	suite_add_tcase(s, tc);
 	return s;
 }

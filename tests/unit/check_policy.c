@@ -247,6 +247,7 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.memory_max++);
 	FLIP(b.pids_max++);
 	FLIP(b.cpu_weight++);
+	FLIP(b.sched_idle = (b.sched_idle + 1) % 3);
 	FLIP(b.request_timeout++);
 	FLIP(b.heartbeat_timeout++);
 	FLIP(b.crash_limit++);
@@ -263,7 +264,7 @@ START_TEST(test_mount_policy_same)
 	FLIP(b.zero_copy = (b.zero_copy + 1) % 3);
 	FLIP(b.pool_size += 4096);
 #undef FLIP
-	ck_assert_int_eq(changed, 31);
+	ck_assert_int_eq(changed, 32);
 	rf_policy_free(p);
 }
 END_TEST
@@ -397,6 +398,24 @@ START_TEST(test_zero_copy_key)
 }
 END_TEST
 
+START_TEST(test_sched_idle_key)
+{
+	struct rf_policy *p;
+
+	ck_assert_int_eq(parse_mount("", &p), 0);
+	ck_assert_int_eq(p->mounts[0].sched_idle, RF_FEATURE_AUTO);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("sched_idle = on\n", &p), 0);
+	ck_assert_int_eq(p->mounts[0].sched_idle, RF_FEATURE_ON);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("sched_idle = off\n", &p), 0);
+	ck_assert_int_eq(p->mounts[0].sched_idle, RF_FEATURE_OFF);
+	rf_policy_free(p);
+	ck_assert_int_eq(parse_mount("sched_idle = 1\n", &p), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "mem:4: sched_idle: expected auto, on or off, got '1'"));
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	uint64_t v;
@@ -436,6 +455,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_buffer_pool_keys);
 	tcase_add_test(tc, test_zero_copy_key);
+	tcase_add_test(tc, test_sched_idle_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
