@@ -678,6 +678,10 @@ static int queue_start(struct rf_queue *q)
 	if (r < 0)
 		return r;
 	rf_ring_fill_sq_array(&q->ring);
+	/* liburing 2.3 copies the features only in io_uring_queue_init_params();
+	 * without IORING_FEAT_EXT_ARG here, submit_and_wait() would time its
+	 * wait with a TIMEOUT op, which the ring's restrictions refuse */
+	q->ring.features = q->params.features;
 	q->no_files = malloc(q->nreqs * sizeof(*q->no_files));
 	if (!q->no_files)
 		return -ENOMEM;
