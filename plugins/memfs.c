@@ -341,7 +341,7 @@ static void mf_readlink(struct rf_req *req, uint64_t ino)
 }
 
 /* Create a node named @name in @parent; replies to @req. */
-static void make(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
+static void make(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, dev_t rdev,
 		 const char *target, uint64_t *out_ino)
 {
 	struct mf *m = MF(req);
@@ -362,6 +362,8 @@ static void make(struct rf_req *req, uint64_t parent, const char *name, mode_t m
 		goto fail;
 	}
 	n = node(m, ino);
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		n->st.st_rdev = rdev;
 	if (target) {
 		n->data = strdup(target);
 		n->st.st_size = (off_t)strlen(target);
@@ -392,22 +394,25 @@ fail:
 
 static void mf_mknod(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-	if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
-		(void)rdev;
-		rf_reply_err(req, EPERM); /* no device nodes */
+	/* device nodes too: inert on the mount (nodev), and the kernel has
+	 * checked that the caller may make one (CAP_MKNOD, but for a 0:0
+	 * character device: an overlayfs whiteout) */
+	if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode) && !S_ISCHR(mode) &&
+	    !S_ISBLK(mode)) {
+		rf_reply_err(req, EINVAL);
 		return;
 	}
-	make(req, parent, name, mode, NULL, NULL);
+	make(req, parent, name, mode, rdev, NULL, NULL);
 }
 
 static void mf_mkdir(struct rf_req *req, uint64_t parent, const char *name, mode_t mode)
 {
-	make(req, parent, name, S_IFDIR | (mode & 07777), NULL, NULL);
+	make(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, NULL);
 }
 
 static void mf_symlink(struct rf_req *req, const char *target, uint64_t parent, const char *name)
 {
-	make(req, parent, name, S_IFLNK | 0777, target, NULL);
+	make(req, parent, name, S_IFLNK | 0777, 0, target, NULL);
 }
 
 static void mf_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, int flags)

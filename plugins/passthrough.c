@@ -40,6 +40,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -77,13 +78,19 @@ struct pt {
 #define PT_XATTR "user.ringfence.stat"
 #define PT_TMP_PREFIX ".ringfence.tmp."
 
-/* The value of PT_XATTR. */
+/* An object's owner, group, mode and device number, as PT_XATTR holds
+ * them (docs/backing-store.md has the format, versions 1 and 2). */
 struct pt_meta {
-	uint32_t version; /* 1 */
 	uint32_t uid;
 	uint32_t gid;
 	uint32_t mode; /* type and permission bits */
+	uint32_t rdev_major, rdev_minor; /* character and block devices */
 };
+
+#define PT_META_MAGIC 0x74734652u /* "RFst" as a little-endian u32 */
+#define PT_META_V1_SIZE 16
+#define PT_META_V2_SIZE 32
+#define PT_META_MAX 64 /* read this much, to tell a longer record from ours */
 
 static size_t hash_of(dev_t dev, ino_t ino, size_t n)
 {
@@ -184,35 +191,142 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
-/* The metadata of the file behind @fd (O_PATH or open), if it has any. */
+static uint32_t le32(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void put_le32(unsigned char *b, uint32_t v)
+{
+	b[0] = (unsigned char)v;
+	b[1] = (unsigned char)(v >> 8);
+	b[2] = (unsigned char)(v >> 16);
+	b[3] = (unsigned char)(v >> 24);
+}
+
+/* A record's bytes as a pt_meta: 0, or -1 for a version or size this
+ * code does not know (never guessed at). */
+static int pt_meta_decode(const unsigned char *b, size_t n, struct pt_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (n == PT_META_V1_SIZE && le32(b) == 1) {
+		m->uid = le32(b + 4);
+		m->gid = le32(b + 8);
+		m->mode = le32(b + 12);
+		return 0;
+	}
+	if (n == PT_META_V2_SIZE && le32(b) == PT_META_MAGIC && (b[4] | b[5] << 8) == 2 &&
+	    (b[6] | b[7] << 8) == PT_META_V2_SIZE) {
+		m->uid = le32(b + 8);
+		m->gid = le32(b + 12);
+		m->mode = le32(b + 16);
+		m->rdev_major = le32(b + 20);
+		m->rdev_minor = le32(b + 24);
+		return 0;
+	}
+	return -1;
+}
+
+/* The version 2 record of @m (PT_META_V2_SIZE bytes). */
+static void pt_meta_encode(const struct pt_meta *m, unsigned char *b)
+{
+	memset(b, 0, PT_META_V2_SIZE);
+	put_le32(b, PT_META_MAGIC);
+	b[4] = 2;
+	b[6] = PT_META_V2_SIZE;
+	put_le32(b + 8, m->uid);
+	put_le32(b + 12, m->gid);
+	put_le32(b + 16, m->mode);
+	put_le32(b + 20, m->rdev_major);
+	put_le32(b + 24, m->rdev_minor);
+}
+
+/* The record of the file behind @fd (O_PATH or open): 0; -ENODATA for
+ * none; -EBADMSG for one this code cannot read (a newer version, or
+ * damaged), which is never guessed at. */
 static int meta_get(int fd, struct pt_meta *m)
 {
+	unsigned char b[PT_META_MAX];
 	char path[64];
+	ssize_t n;
 
 	proc_path(path, sizeof(path), fd);
-	if (getxattr(path, PT_XATTR, m, sizeof(*m)) != (ssize_t)sizeof(*m) || m->version != 1)
-		return -1;
-	return 0;
+	n = getxattr(path, PT_XATTR, b, sizeof(b));
+	if (n < 0)
+		return errno == ERANGE ? -EBADMSG : -ENODATA;
+	return pt_meta_decode(b, (size_t)n, m) < 0 ? -EBADMSG : 0;
 }
 
 static int meta_set(int fd, const struct pt_meta *m)
 {
+	unsigned char b[PT_META_V2_SIZE];
 	char path[64];
 
+	pt_meta_encode(m, b);
 	proc_path(path, sizeof(path), fd);
-	return setxattr(path, PT_XATTR, m, sizeof(*m), 0) < 0 ? errno : 0;
+	return setxattr(path, PT_XATTR, b, sizeof(b), 0) < 0 ? errno : 0;
+}
+
+/* Say once per object (of the last PT_WARNED) that its record cannot be
+ * read, naming it by its path in the source. */
+#define PT_WARNED 64
+
+static void warn_bad_record(struct pt *p, int fd, const struct stat *st)
+{
+	static struct {
+		dev_t dev;
+		ino_t ino;
+	} warned[PT_WARNED];
+	static unsigned int next;
+	char path[64], where[PATH_MAX], root[PATH_MAX];
+	unsigned int i;
+	ssize_t n, r;
+
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < PT_WARNED; i++)
+		if (warned[i].ino == st->st_ino && warned[i].dev == st->st_dev) {
+			pthread_mutex_unlock(&p->lock);
+			return;
+		}
+	warned[next].dev = st->st_dev;
+	warned[next].ino = st->st_ino;
+	next = (next + 1) % PT_WARNED;
+	pthread_mutex_unlock(&p->lock);
+	proc_path(path, sizeof(path), fd);
+	n = readlinkat(AT_FDCWD, path, where, sizeof(where) - 1);
+	where[n > 0 ? n : 0] = '\0';
+	/* the path in the source, not in the worker's own root */
+	proc_path(path, sizeof(path), p->root.fd);
+	r = readlinkat(AT_FDCWD, path, root, sizeof(root) - 1);
+	root[r > 0 ? r : 0] = '\0';
+	if (r > 0 && !strncmp(where, root, (size_t)r) && where[r] == '/')
+		memmove(where, where + r + 1, strlen(where + r));
+	rf_log("%s in the source: its %s is of a version or size this plugin cannot read; it "
+	       "shows as the tenant's with mode 0 and is not replaced (docs/backing-store.md)",
+	       n > 0 ? where : "an object", PT_XATTR);
 }
 
 /* Show the owner, group and mode the xattr holds in @st (backed by @fd). */
-static void meta_apply(const struct pt *p, int fd, struct stat *st)
+static void meta_apply(struct pt *p, int fd, struct stat *st)
 {
 	struct pt_meta m;
+	int r;
 
-	if (!p->xattr || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) || meta_get(fd, &m) < 0)
+	if (!p->xattr || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
+		return;
+	r = meta_get(fd, &m);
+	if (r == -EBADMSG) {
+		/* not misread: the tenant's, and no one may use it */
+		st->st_mode &= S_IFMT;
+		warn_bad_record(p, fd, st);
+		return;
+	}
+	if (r < 0)
 		return;
 	st->st_uid = m.uid;
 	st->st_gid = m.gid;
 	st->st_mode = m.mode;
+	st->st_rdev = S_ISCHR(m.mode) || S_ISBLK(m.mode) ? makedev(m.rdev_major, m.rdev_minor) : 0;
 }
 
 /* The name of a directory make_dir() is building (or left by a worker that
@@ -424,8 +538,14 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			goto err;
 		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-			if (meta_get(fd, &m) < 0)
-				m = (struct pt_meta){ 1, st.st_uid, st.st_gid, st.st_mode };
+			int g = meta_get(fd, &m);
+
+			if (g == -EBADMSG) {
+				errno = EIO; /* a record we cannot read is not replaced */
+				goto err;
+			}
+			if (g < 0)
+				m = (struct pt_meta){ st.st_uid, st.st_gid, st.st_mode, 0, 0 };
 			old = m;
 			if (sa->valid & RF_SET_MODE)
 				m.mode = (m.mode & S_IFMT) | (sa->mode & 07777);
@@ -526,7 +646,7 @@ static void pt_readlink(struct rf_req *req, uint64_t ino)
 static struct pt_meta new_meta(struct rf_req *req, uint64_t parent, mode_t mode)
 {
 	const struct rf_req_ctx *c = rf_req_ctx(req);
-	struct pt_meta m = { 1, c->uid, c->gid, mode };
+	struct pt_meta m = { c->uid, c->gid, mode, 0, 0 };
 	int pfd = fd_of(req, parent);
 	struct stat pst;
 
@@ -600,22 +720,30 @@ static int make_dir(struct rf_req *req, uint64_t parent, const char *name, const
 	return err;
 }
 
-/* ownership = xattr: mknod, symlink, mkdir */
+/* ownership = xattr: mknod, symlink, mkdir. A device node is inert on
+ * the mount (nodev), so a stand-in holds it like a fifo; the kernel has
+ * already checked that its maker may make one (CAP_MKNOD, but for a 0:0
+ * character device: an overlayfs whiteout). */
 static void make_xattr(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
-		       const char *target)
+		       dev_t rdev, const char *target)
 {
 	struct pt_meta m = new_meta(req, parent, mode);
 	int r;
 
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		m.rdev_major = major(rdev);
+		m.rdev_minor = minor(rdev);
+	}
 	if (S_ISDIR(mode)) {
 		r = make_dir(req, parent, name, &m);
-	} else if (S_ISREG(mode) || S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISLNK(mode)) {
+	} else if (S_ISREG(mode) || S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISLNK(mode) ||
+		   S_ISCHR(mode) || S_ISBLK(mode)) {
 		r = make_file(req, parent, name, &m, target);
 		if (r >= 0)
 			close(r);
 		r = r < 0 ? -r : 0;
 	} else {
-		r = EPERM; /* no device nodes */
+		r = EINVAL;
 	}
 	if (r)
 		rf_reply_err(req, r);
@@ -626,7 +754,7 @@ static void make_xattr(struct rf_req *req, uint64_t parent, const char *name, mo
 static void pt_mknod(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	if (pt_of(req)->xattr) {
-		make_xattr(req, parent, name, mode, NULL);
+		make_xattr(req, parent, name, mode, rdev, NULL);
 		return;
 	}
 	if (mknodat(fd_of(req, parent), name, mode, rdev) < 0)
@@ -638,7 +766,7 @@ static void pt_mknod(struct rf_req *req, uint64_t parent, const char *name, mode
 static void pt_mkdir(struct rf_req *req, uint64_t parent, const char *name, mode_t mode)
 {
 	if (pt_of(req)->xattr) {
-		make_xattr(req, parent, name, S_IFDIR | (mode & 07777), NULL);
+		make_xattr(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL);
 		return;
 	}
 	if (mkdirat(fd_of(req, parent), name, mode & 07777) < 0)
@@ -650,7 +778,7 @@ static void pt_mkdir(struct rf_req *req, uint64_t parent, const char *name, mode
 static void pt_symlink(struct rf_req *req, const char *target, uint64_t parent, const char *name)
 {
 	if (pt_of(req)->xattr) {
-		make_xattr(req, parent, name, S_IFLNK | 0777, target);
+		make_xattr(req, parent, name, S_IFLNK | 0777, 0, target);
 		return;
 	}
 	if (symlinkat(target, fd_of(req, parent), name) < 0)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,17 @@ void rf_req_reset(struct rf_req *req)
 	req->len = 0;
 	req->done = 0;
 	atomic_store(&req->interrupted, 0);
+}
+
+void rf_log(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_warnx("plugin: %s", line);
 }
 
 const struct rf_req_ctx *rf_req_ctx(const struct rf_req *req)

@@ -213,6 +213,13 @@ struct rf_plugin {
 
 #define RF_PLUGIN_INIT .abi_version = RF_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct rf_plugin)
 
+/* ---- logging ---- */
+/* A warning for the host's log, from any thread: the broker logs it as the
+ * tenant's, "worker: plugin: ...", escaped, and drops lines past its rate
+ * limit (counting them). For what an administrator must act on, not for
+ * each request. */
+void rf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- request accessors ---- */
 const struct rf_req_ctx *rf_req_ctx(const struct rf_req *req);
 void *rf_req_userdata(const struct rf_req *req);

@@ -134,6 +134,22 @@ OPS = [
     ("bob", "unlink alice's file in his own sticky dir", lambda b: os.unlink(b + "/bobs/x")),
     ("bob", "mkdir in alice's 02755 dir", lambda b: os.mkdir(b + "/sgid/d/no")),
     ("bob", "mkdir in a group dir he can write (setgid dir)", lambda b: os.mkdir(b + "/sgid/bd")),
+    # device nodes: only a caller with CAP_MKNOD makes one, but anyone an
+    # overlayfs whiteout (a 0:0 character device); inert on the mount
+    ("root", "mknod shared/cdev (character 1:3)",
+     lambda b: os.mknod(b + "/shared/cdev", stat.S_IFCHR | 0o644, os.makedev(1, 3))),
+    ("root", "mknod shared/bdev (block 7:0)",
+     lambda b: os.mknod(b + "/shared/bdev", stat.S_IFBLK | 0o600, os.makedev(7, 0))),
+    ("alice", "mknod a character device (no CAP_MKNOD)",
+     lambda b: os.mknod(b + "/shared/acdev", stat.S_IFCHR | 0o644, os.makedev(1, 3))),
+    ("alice", "mknod shared/wh (0:0 character: a whiteout)",
+     lambda b: os.mknod(b + "/shared/wh", stat.S_IFCHR | 0o600, 0)),
+    ("root", "chown shared/cdev to alice", lambda b: os.chown(b + "/shared/cdev", 2001, 2001)),
+    ("alice", "chmod her device node", lambda b: os.chmod(b + "/shared/cdev", 0o600)),
+    ("alice", "rename her device node", lambda b: os.rename(b + "/shared/cdev", b + "/shared/null")),
+    ("root", "hard link shared/bdev", lambda b: os.link(b + "/shared/bdev", b + "/sgid/bdev2")),
+    ("bob", "unlink alice's whiteout in a sticky dir", lambda b: os.unlink(b + "/shared/wh")),
+    ("root", "unlink shared/bdev", lambda b: os.unlink(b + "/shared/bdev")),
 ]
 
 
@@ -143,9 +159,11 @@ def snapshot(base):
         for n in dirs + files:
             p = os.path.join(root, n)
             st = os.lstat(p)
+            dev = stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
             out[os.path.relpath(p, base)] = (
                 stat.S_IFMT(st.st_mode), oct(stat.S_IMODE(st.st_mode)), st.st_uid, st.st_gid,
-                st.st_nlink if not stat.S_ISDIR(st.st_mode) else 0)
+                st.st_nlink if not stat.S_ISDIR(st.st_mode) else 0,
+                "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev)) if dev else "")
     return out
 
 
