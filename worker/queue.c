@@ -211,16 +211,21 @@ static void drain_mbox(struct rf_queue *q)
 }
 
 /* What a successor needs if this worker dies before answering, and when
- * the request arrived (for latency and the broker's watchdog). */
+ * the request arrived (for latency and the broker's watchdog). The slot
+ * first, then the seen table: a worker killed between the two leaves a
+ * slot that adoption answers (and the rescue plan counts as received);
+ * the other order left an id marked received that no slot named, which
+ * no successor asked for, and its client waited for good (t_faults, in the
+ * 7.3 guest, whose clock reads are system calls). */
 static void record_fetch(struct rf_req *req)
 {
-	rf_seen_record(req->q->w, req->in.unique);
 	req->start_ns = rf_now_ns();
 	req->ss->commit_id = req->in.unique;
 	req->ss->opcode = req->in.opcode;
 	req->ss->generation = req->q->w->cfg.generation;
 	req->ss->fetched_ns = req->start_ns;
 	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
+	rf_seen_record(req->q->w, req->in.unique);
 }
 
 /* A request fetched through a FUSE io-uring entry. */

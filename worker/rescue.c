@@ -36,6 +36,18 @@ void rf_rescue_plan(struct rf_worker *w)
 	uint64_t hi = 0, lo = UINT64_MAX, ahead, id;
 	uint32_t i, n = 0;
 
+	/* a request a dead worker recorded in a slot was received (the slot
+	 * is written before the table): adoption answers it, and asking for
+	 * it too would end it twice */
+	for (i = 0; w->pool && i < w->geom.nslots; i++) {
+		const struct rf_slot_state *ss = rf_pool_slot_state(w->pool, &w->geom, i);
+		uint32_t st = __atomic_load_n(&ss->state, __ATOMIC_ACQUIRE);
+
+		id = ss->commit_id;
+		if ((st == RF_SLOT_FETCHED || st == RF_SLOT_ANSWERED) && id && !(id & 1) &&
+		    id <= RF_SEEN_ID_MAX && w->seen[(id >> 1) % RF_SEEN_IDS] < id)
+			rf_seen_record(w, id);
+	}
 	/* the table is in memory a dead plugin could write: take only even
 	 * ids in a sane range, so that nothing below can overflow */
 	for (i = 0; i < RF_SEEN_IDS; i++) {

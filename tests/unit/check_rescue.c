@@ -108,6 +108,36 @@ START_TEST(test_garbage_in_the_table_is_ignored)
 }
 END_TEST
 
+/* A request recorded in a slot was received, seen table or not: a worker
+ * killed between writing the slot and the table must not have its
+ * successor ask for the id (and end twice what adoption answers). */
+START_TEST(test_ids_recorded_in_slots_are_not_asked_for)
+{
+	static uint64_t pool[8192];
+	struct rf_slot_state *ss;
+	uint32_t i;
+
+	w.pool = pool;
+	w.geom.nqueues = 2;
+	rf_seen_record(&w, 20);
+	ss = rf_pool_slot_state(w.pool, &w.geom, 3);
+	ss->commit_id = 24;
+	__atomic_store_n(&ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
+	ss = rf_pool_slot_state(w.pool, &w.geom, 4);
+	ss->commit_id = 26;
+	__atomic_store_n(&ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE); /* no request */
+	rf_rescue_plan(&w);
+	ck_assert_uint_eq(w.rescue_hi, 24);
+	for (i = 0; i < w.nrescue; i++) {
+		ck_assert_uint_ne(w.rescue[i], 24);
+		ck_assert_uint_ne(w.rescue[i], 20);
+	}
+	ck_assert_uint_eq(w.rescue[w.nrescue - 1], 22); /* the gap is still asked for */
+	memset(pool, 0, sizeof(pool));
+	w.pool = NULL;
+}
+END_TEST
+
 /* One queue of DEPTH slots on a plain SQE128 ring with no files: the
  * commands it sends fail with EBADF, which a probe takes as a miss. */
 #define DEPTH 4
@@ -288,6 +318,7 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_gaps_and_ids_ahead_newest_first);
 	tcase_add_test(tc, test_range_is_one_table_wide);
 	tcase_add_test(tc, test_garbage_in_the_table_is_ignored);
+	tcase_add_test(tc, test_ids_recorded_in_slots_are_not_asked_for);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("adoption");
 	tcase_add_checked_fixture(tc, ring_setup, ring_teardown);
