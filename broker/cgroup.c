@@ -58,7 +58,7 @@ static char refuse[16];
 
 void rf_cgroup_test_refuse(const char *controller)
 {
-	snprintf(refuse, sizeof(refuse), "+%s ", controller ? controller : "");
+	snprintf(refuse, sizeof(refuse), controller ? "+%s " : "", controller);
 }
 
 void rf_cgroup_set_root(const char *root, const char *self)
@@ -373,7 +373,7 @@ static int v2_enable(const char *base, const char *ctl)
 	char path[700];
 	int r;
 
-	if (refuse[0] && refuse[1] != ' ' && strstr(ctl, refuse))
+	if (refuse[0] && strstr(ctl, refuse))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
 	r = write_file(path, ctl);
