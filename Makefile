@@ -30,10 +30,11 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c policy/policy.c policy/readfile.c policy/seccomp_policy.c
+LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c policy/policy.c policy/readfile.c policy/seccomp_policy.c policy/mountinfo.c
 BROKER_SRC := $(wildcard broker/*.c)
 WORKER_SRC := $(wildcard worker/*.c)
 CTL_SRC    := tools/ringfencectl.c
+FSCK_SRC   := tools/ringfence-fsck.c plugins/record.c
 PLUGINS    := passthrough memfs hello
 TEST_PLUGINS := $(patsubst tests/plugins/%.c,%,$(wildcard tests/plugins/*.c))
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/check_*.c))
@@ -42,7 +43,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 LIB        := $(BUILD)/libringfence.a
-BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencectl
+BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencectl \
+              $(BUILD)/ringfence-fsck
 PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
               $(patsubst %,$(BUILD)/tests/plugins/%.so,$(TEST_PLUGINS))
 UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS))
@@ -78,6 +80,12 @@ $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
 $(BUILD)/ringfencectl: $(call obj,$(CTL_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
 
+$(BUILD)/ringfence-fsck: $(call obj,$(FSCK_SRC)) $(LIB)
+	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
+
+# the ownership record's format, shared with ringfence-fsck
+$(BUILD)/plugins/passthrough.so: $(BUILD)/pic/plugins/record.o
+
 $(BUILD)/plugins/%.so: $(BUILD)/pic/plugins/%.o
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -o $@ $^ -lpthread
@@ -99,13 +107,14 @@ UNIT_DEPS_check_pool   := $(BUILD)/obj/broker/pool.o $(LIB)
 UNIT_DEPS_check_users  := $(BUILD)/obj/broker/users.o $(LIB)
 UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
+UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 # rescue.o takes the rest of the queue with it (adoption and probes use the ring)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \
 	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 
-$(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC))
+$(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 

@@ -16,6 +16,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "mountinfo.h"
 
 #define RF_INIT_TIMEOUT_MS 10000
 #define RF_UMOUNT_WAIT_MS 2000
@@ -143,52 +144,14 @@ static int answer_init(struct rf_tenant *t)
 	return 0;
 }
 
-/* mountinfo writes space, tab, newline and backslash in paths as \ooo. */
-static void mountinfo_unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++, o++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*o = *s;
-		}
-	}
-	*o = '\0';
-}
-
 /*
  * The connection's id under /sys/fs/fuse/connections is the superblock's
- * device number as the kernel encodes it (major << 20 | minor); mountinfo
- * gives it without a FUSE request. The last matching line is the newest
- * mount on that path.
+ * device number as the kernel encodes it; mountinfo gives it without a
+ * FUSE request. The last matching line is the newest mount on that path.
  */
 static int mount_conn_id(const char *mountpoint, uint32_t *id)
 {
-	char line[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int found = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int maj, mnr;
-		char mp[2048];
-
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &maj, &mnr, mp) != 3)
-			continue;
-		mountinfo_unescape(mp);
-		if (strcmp(mp, mountpoint) == 0 && strstr(line, " - fuse.ringfence ")) {
-			*id = (maj << 20) | mnr;
-			found = 0;
-		}
-	}
-	fclose(f);
-	return found;
+	return rf_mountinfo_find(mountpoint, RF_FSTYPE, id);
 }
 
 /* The abort knobs live in fusectl; mount it where the host has not. */
@@ -282,7 +245,7 @@ int rf_mount_attach(struct rf_tenant *t)
 		char source[128];
 
 		snprintf(source, sizeof(source), "ringfence:%s", t->pol.name);
-		if (mount(source, t->pol.mountpoint, "fuse.ringfence", flags, opts) < 0) {
+		if (mount(source, t->pol.mountpoint, RF_FSTYPE, flags, opts) < 0) {
 			r = -errno;
 			log_warn("%s: mount %s", t->pol.name, t->pol.mountpoint);
 			goto close_fd;

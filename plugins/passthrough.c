@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "ringfence/plugin.h"
+#include "record.h"
 
 struct pt_inode {
 	int fd; /* O_PATH */
@@ -74,23 +75,6 @@ struct pt {
 	int xattr; /* ownership = xattr */
 	uint32_t open_flags; /* RF_OPEN_* of every file's open and create */
 };
-
-#define PT_XATTR "user.ringfence.stat"
-#define PT_TMP_PREFIX ".ringfence.tmp."
-
-/* An object's owner, group, mode and device number, as PT_XATTR holds
- * them (docs/backing-store.md has the format, versions 1 and 2). */
-struct pt_meta {
-	uint32_t uid;
-	uint32_t gid;
-	uint32_t mode; /* type and permission bits */
-	uint32_t rdev_major, rdev_minor; /* character and block devices */
-};
-
-#define PT_META_MAGIC 0x74734652u /* "RFst" as a little-endian u32 */
-#define PT_META_V1_SIZE 16
-#define PT_META_V2_SIZE 32
-#define PT_META_MAX 64 /* read this much, to tell a longer record from ours */
 
 static size_t hash_of(dev_t dev, ino_t ino, size_t n)
 {
@@ -191,80 +175,30 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
-static uint32_t le32(const unsigned char *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-static void put_le32(unsigned char *b, uint32_t v)
-{
-	b[0] = (unsigned char)v;
-	b[1] = (unsigned char)(v >> 8);
-	b[2] = (unsigned char)(v >> 16);
-	b[3] = (unsigned char)(v >> 24);
-}
-
-/* A record's bytes as a pt_meta: 0, or -1 for a version or size this
- * code does not know (never guessed at). */
-static int pt_meta_decode(const unsigned char *b, size_t n, struct pt_meta *m)
-{
-	memset(m, 0, sizeof(*m));
-	if (n == PT_META_V1_SIZE && le32(b) == 1) {
-		m->uid = le32(b + 4);
-		m->gid = le32(b + 8);
-		m->mode = le32(b + 12);
-		return 0;
-	}
-	if (n == PT_META_V2_SIZE && le32(b) == PT_META_MAGIC && (b[4] | b[5] << 8) == 2 &&
-	    (b[6] | b[7] << 8) == PT_META_V2_SIZE) {
-		m->uid = le32(b + 8);
-		m->gid = le32(b + 12);
-		m->mode = le32(b + 16);
-		m->rdev_major = le32(b + 20);
-		m->rdev_minor = le32(b + 24);
-		return 0;
-	}
-	return -1;
-}
-
-/* The version 2 record of @m (PT_META_V2_SIZE bytes). */
-static void pt_meta_encode(const struct pt_meta *m, unsigned char *b)
-{
-	memset(b, 0, PT_META_V2_SIZE);
-	put_le32(b, PT_META_MAGIC);
-	b[4] = 2;
-	b[6] = PT_META_V2_SIZE;
-	put_le32(b + 8, m->uid);
-	put_le32(b + 12, m->gid);
-	put_le32(b + 16, m->mode);
-	put_le32(b + 20, m->rdev_major);
-	put_le32(b + 24, m->rdev_minor);
-}
-
 /* The record of the file behind @fd (O_PATH or open): 0; -ENODATA for
  * none; -EBADMSG for one this code cannot read (a newer version, or
  * damaged), which is never guessed at. */
-static int meta_get(int fd, struct pt_meta *m)
+static int meta_get(int fd, struct rf_record *m)
 {
-	unsigned char b[PT_META_MAX];
+	unsigned char b[RF_RECORD_MAX];
 	char path[64];
 	ssize_t n;
 
 	proc_path(path, sizeof(path), fd);
-	n = getxattr(path, PT_XATTR, b, sizeof(b));
+	n = getxattr(path, RF_RECORD_XATTR, b, sizeof(b));
 	if (n < 0)
 		return errno == ERANGE ? -EBADMSG : -ENODATA;
-	return pt_meta_decode(b, (size_t)n, m) < 0 ? -EBADMSG : 0;
+	return rf_record_decode(b, (size_t)n, m) < 0 ? -EBADMSG : 0;
 }
 
-static int meta_set(int fd, const struct pt_meta *m)
+static int meta_set(int fd, const struct rf_record *m)
 {
-	unsigned char b[PT_META_V2_SIZE];
+	unsigned char b[RF_RECORD_V2_SIZE];
 	char path[64];
 
-	pt_meta_encode(m, b);
+	rf_record_encode(m, b);
 	proc_path(path, sizeof(path), fd);
-	return setxattr(path, PT_XATTR, b, sizeof(b), 0) < 0 ? errno : 0;
+	return setxattr(path, RF_RECORD_XATTR, b, sizeof(b), 0) < 0 ? errno : 0;
 }
 
 /* Say once per object (of the last PT_WARNED) that its record cannot be
@@ -301,20 +235,31 @@ static void warn_bad_record(struct pt *p, int fd, const struct stat *st)
 	root[r > 0 ? r : 0] = '\0';
 	if (r > 0 && !strncmp(where, root, (size_t)r) && where[r] == '/')
 		memmove(where, where + r + 1, strlen(where + r));
-	rf_log("%s in the source: its %s is of a version or size this plugin cannot read; it "
-	       "shows as the tenant's with mode 0 and is not replaced (docs/backing-store.md)",
-	       n > 0 ? where : "an object", PT_XATTR);
+	rf_log("%s in the source: its %s cannot be read (a newer version, or damaged: "
+	       "ringfence-fsck says which); it shows as the tenant's with mode 0 and is not "
+	       "replaced (docs/backing-store.md)",
+	       n > 0 ? where : "an object", RF_RECORD_XATTR);
+}
+
+/* A record whose type the backing object cannot be (a directory's says
+ * file, a file's says directory, or no type at all) is as unreadable as a
+ * damaged one: it is never believed. */
+static int meta_fits(const struct rf_record *m, mode_t backing)
+{
+	return rf_record_type_ok(m->mode) && !S_ISDIR(m->mode) == !S_ISDIR(backing);
 }
 
 /* Show the owner, group and mode the xattr holds in @st (backed by @fd). */
 static void meta_apply(struct pt *p, int fd, struct stat *st)
 {
-	struct pt_meta m;
+	struct rf_record m;
 	int r;
 
 	if (!p->xattr || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
 		return;
 	r = meta_get(fd, &m);
+	if (r == 0 && !meta_fits(&m, st->st_mode))
+		r = -EBADMSG;
 	if (r == -EBADMSG) {
 		/* not misread: the tenant's, and no one may use it */
 		st->st_mode &= S_IFMT;
@@ -329,22 +274,15 @@ static void meta_apply(struct pt *p, int fd, struct stat *st)
 	st->st_rdev = S_ISCHR(m.mode) || S_ISBLK(m.mode) ? makedev(m.rdev_major, m.rdev_minor) : 0;
 }
 
-/* The name of a directory make_dir() is building (or left by a worker that
- * died doing so). */
-static int is_tmp_name(const char *name)
-{
-	return !strncmp(name, PT_TMP_PREFIX, sizeof(PT_TMP_PREFIX) - 1);
-}
-
 static int is_hidden(const struct pt *p, const char *name)
 {
-	return p->xattr && is_tmp_name(name);
+	return p->xattr && rf_record_is_tmp_name(name);
 }
 
 /* The xattr that holds ownership: not the clients' to see or touch. */
 static int is_meta_xattr(const struct pt *p, const char *name)
 {
-	return p->xattr && !strcmp(name, PT_XATTR);
+	return p->xattr && !strcmp(name, RF_RECORD_XATTR);
 }
 
 /*
@@ -532,7 +470,7 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 	if (pt_of(req)->xattr &&
 	    ((sa->valid & (RF_SET_MODE | RF_SET_UID | RF_SET_GID)) || rf_req_kill_suidgid(req))) {
 		/* the kernel has checked who may do this; one setxattr does it */
-		struct pt_meta m, old;
+		struct rf_record m, old;
 		struct stat st;
 
 		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
@@ -540,12 +478,14 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
 			int g = meta_get(fd, &m);
 
+			if (g == 0 && !meta_fits(&m, st.st_mode))
+				g = -EBADMSG;
 			if (g == -EBADMSG) {
 				errno = EIO; /* a record we cannot read is not replaced */
 				goto err;
 			}
 			if (g < 0)
-				m = (struct pt_meta){ st.st_uid, st.st_gid, st.st_mode, 0, 0 };
+				m = (struct rf_record){ st.st_uid, st.st_gid, st.st_mode, 0, 0 };
 			old = m;
 			if (sa->valid & RF_SET_MODE)
 				m.mode = (m.mode & S_IFMT) | (sa->mode & 07777);
@@ -611,7 +551,7 @@ static void pt_readlink(struct rf_req *req, uint64_t ino)
 {
 	char buf[PATH_MAX + 1];
 	int fd = fd_of(req, ino);
-	struct pt_meta m;
+	struct rf_record m;
 	struct stat st;
 	ssize_t n;
 
@@ -643,10 +583,10 @@ static void pt_readlink(struct rf_req *req, uint64_t ino)
 /* ownership = xattr: who a new object belongs to. POSIX: the caller, or
  * the parent's group when the parent is setgid (directories inherit the
  * setgid bit too). */
-static struct pt_meta new_meta(struct rf_req *req, uint64_t parent, mode_t mode)
+static struct rf_record new_meta(struct rf_req *req, uint64_t parent, mode_t mode)
 {
 	const struct rf_req_ctx *c = rf_req_ctx(req);
-	struct pt_meta m = { c->uid, c->gid, mode, 0, 0 };
+	struct rf_record m = { c->uid, c->gid, mode, 0, 0 };
 	int pfd = fd_of(req, parent);
 	struct stat pst;
 
@@ -666,8 +606,8 @@ static struct pt_meta new_meta(struct rf_req *req, uint64_t parent, mode_t mode)
  * socket) named @name in @parent, with its xattr and @content in place
  * before it has a name. Returns a descriptor open O_RDWR on it, or -errno.
  */
-static int make_file(struct rf_req *req, uint64_t parent, const char *name, const struct pt_meta *m,
-		     const char *content)
+static int make_file(struct rf_req *req, uint64_t parent, const char *name,
+		     const struct rf_record *m, const char *content)
 {
 	int pfd = fd_of(req, parent), fd, err;
 	char path[64];
@@ -696,14 +636,16 @@ static int make_file(struct rf_req *req, uint64_t parent, const char *name, cons
 
 /* ownership = xattr: a directory, made under a hidden name, given its
  * xattr, then renamed into place. Returns 0 or errno. */
-static int make_dir(struct rf_req *req, uint64_t parent, const char *name, const struct pt_meta *m)
+static int make_dir(struct rf_req *req, uint64_t parent, const char *name,
+		    const struct rf_record *m)
 {
 	static atomic_uint counter;
 	int pfd = fd_of(req, parent), fd, err, tries;
 	char tmp[64];
 
 	for (tries = 0;; tries++) {
-		snprintf(tmp, sizeof(tmp), PT_TMP_PREFIX "%u", atomic_fetch_add(&counter, 1));
+		snprintf(tmp, sizeof(tmp), RF_RECORD_TMP_PREFIX "%u",
+			 atomic_fetch_add(&counter, 1));
 		if (mkdirat(pfd, tmp, 0700) == 0)
 			break;
 		if (errno != EEXIST || tries == 16)
@@ -727,7 +669,7 @@ static int make_dir(struct rf_req *req, uint64_t parent, const char *name, const
 static void make_xattr(struct rf_req *req, uint64_t parent, const char *name, mode_t mode,
 		       dev_t rdev, const char *target)
 {
-	struct pt_meta m = new_meta(req, parent, mode);
+	struct rf_record m = new_meta(req, parent, mode);
 	int r;
 
 	if (S_ISCHR(mode) || S_ISBLK(mode)) {
@@ -826,7 +768,8 @@ static int remove_leftovers(int pfd, const char *name)
 		return 0;
 	}
 	while ((de = readdir(dp)))
-		if (is_tmp_name(de->d_name) && unlinkat(dirfd(dp), de->d_name, AT_REMOVEDIR) == 0)
+		if (rf_record_is_tmp_name(de->d_name) &&
+		    unlinkat(dirfd(dp), de->d_name, AT_REMOVEDIR) == 0)
 			n = 1;
 	closedir(dp);
 	return n;
@@ -861,7 +804,7 @@ static void pt_rename(struct rf_req *req, uint64_t parent, const char *name, uin
  */
 static int kill_suidgid(struct rf_req *req, int fd)
 {
-	struct pt_meta m;
+	struct rf_record m;
 	mode_t mode;
 
 	if (!pt_of(req)->xattr || !rf_req_kill_suidgid(req) || meta_get(fd, &m) < 0)
@@ -912,7 +855,7 @@ static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mod
 	int fd, err;
 
 	if (pt_of(req)->xattr) {
-		struct pt_meta m = new_meta(req, parent, S_IFREG | (mode & 07777));
+		struct rf_record m = new_meta(req, parent, S_IFREG | (mode & 07777));
 		int tmp = make_file(req, parent, name, &m, NULL);
 		char path[64];
 
@@ -1186,13 +1129,13 @@ static void pt_listxattr(struct rf_req *req, uint64_t ino, size_t size)
 	proc_path(path, sizeof(path), fd_of(req, ino));
 	n = listxattr(path, buf, sizeof(buf));
 	if (n > 0 && pt_of(req)->xattr) {
-		/* take PT_XATTR out of the list of NUL-terminated names */
+		/* take RF_RECORD_XATTR out of the list of NUL-terminated names */
 		ssize_t i = 0;
 
 		while (i < n) {
 			size_t l = strlen(buf + i) + 1;
 
-			if (!strcmp(buf + i, PT_XATTR)) {
+			if (!strcmp(buf + i, RF_RECORD_XATTR)) {
 				memmove(buf + i, buf + i + l, (size_t)(n - i) - l);
 				n -= (ssize_t)l;
 			} else {

@@ -64,7 +64,10 @@ rec() { getfattr --absolute-names -n user.ringfence.stat -e hex "$1" | sed -n 's
 # "RFst", version 2, 32 bytes, uid 2001 (0x7d1), gid 2001, mode 020600, 1:3, 0
 [ "$(rec "$T/src/t/shared/null")" = 5246737402002000d1070000d107000080210000010000000300000000000000 ] ||
 	rf_fail "the device node's record: $(rec "$T/src/t/shared/null")"
-: >"$T/px.mnt/t/v1" && : >"$T/px.mnt/t/v9"
+: >"$T/px.mnt/t/v1" && : >"$T/px.mnt/t/v9" && : >"$T/px.mnt/t/vdir"
+# a file whose record says directory (2001, 2001, 040755): not believed
+setfattr -n user.ringfence.stat -v 0x5246737402002000d1070000d1070000ed410000000000000000000000000000 \
+	"$T/src/t/vdir"
 # version 1 (16 bytes: 1, uid 2002, gid 2003, mode 0100640), as older trees hold
 setfattr -n user.ringfence.stat -v 0x01000000d2070000d3070000a0810000 "$T/src/t/v1"
 # a version this code does not know
@@ -76,14 +79,16 @@ sleep 1.2 # past the 1 s attribute time to live: the kernel asks again
 [ "$(stat -c '%u %a %F' "$T/px.mnt/t/v9")" = "$(rf_uid px) 0 regular empty file" ] ||
 	rf_fail "an unknown record: $(stat -c '%u %a %F' "$T/px.mnt/t/v9")"
 chmod 644 "$T/px.mnt/t/v9" 2>/dev/null && rf_fail "an unknown record was replaced by chmod"
+[ "$(stat -c '%u %a %F' "$T/px.mnt/t/vdir")" = "$(rf_uid px) 0 regular empty file" ] ||
+	rf_fail "a file whose record says directory: $(stat -c '%u %a %F' "$T/px.mnt/t/vdir")"
 [ "$(rec "$T/src/t/v9" | cut -c1-16)" = 5246737409002000 ] || rf_fail "the unknown record changed"
 stat "$T/px.mnt/t/v9" >/dev/null
-n=$(grep -c "worker: plugin: t/v9 in the source: its user.ringfence.stat is of a version" "$T/broker.log")
+n=$(grep -c "worker: plugin: t/v9 in the source: its user.ringfence.stat cannot be read" "$T/broker.log")
 [ "$n" = 1 ] || rf_fail "the unreadable record was logged $n times, not once"
 chmod 600 "$T/px.mnt/t/v1" || rf_fail "chmod of a version 1 file"
 [ "$(rec "$T/src/t/v1" | cut -c1-12)" = 524673740200 ] || rf_fail "chmod did not write version 2"
 [ "$(stat -c '%u %g %a' "$T/px.mnt/t/v1")" = "2002 2003 600" ] || rf_fail "after chmod of a version 1 file"
-rm -f "$T/px.mnt/t/v1" "$T/px.mnt/t/v9"
+rm -f "$T/px.mnt/t/v1" "$T/px.mnt/t/v9" "$T/px.mnt/t/vdir"
 # between transfers a queue waits with a timeout (to let its data slots
 # go); that wait is never a completion of its own (it was, refused by the
 # ring's restrictions, while liburing 2.3 did not know the ring's features)
