@@ -11,7 +11,8 @@
 #                of 1 s (no writeback cache, no FOPEN_KEEP_CACHE)
 #   hpm-classic  the same on /dev/fuse
 # and, when named in TARGETS, plain-io (as uring, file data by pread and
-# pwrite) and no-sandbox (as uring, no namespaces, root or seccomp). Every
+# pwrite), no-sandbox (as uring, no namespaces, root or seccomp) and
+# eager-forget (as uring, each FORGET read as it comes, not batched). Every
 # peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
 # the server, which an untrusted one never has) and default_permissions,
 # as every ringfence mount has.
@@ -34,7 +35,9 @@
 # BUSY=1) and raw.tsv. Needs root; turns enable_uring on for the run and
 # restores it. Knobs: ROUNDS (3), RUNTIME (seconds per fio run, 4), SIZE
 # (per fio job, 256M), QD_SIZE (per job of the queue_depth runs, 64M),
-# FILES (10000), TARGETS, WORKLOADS, QDS ("1 2 4 8 16"; "" skips them), BUSY.
+# FILES (10000), TARGETS, WORKLOADS, QDS ("1 2 4 8 16"; "" skips them), BUSY,
+# PERF (a directory: each fio run's server is recorded there with `perf
+# record -g`, as TARGET.WORKLOAD.ROUND.data, with a symbol summary .txt).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/build
@@ -45,6 +48,8 @@ SIZE=${SIZE:-256M}
 FILES=${FILES:-10000}
 QD_SIZE=${QD_SIZE:-64M}
 BUSY=${BUSY:-0}
+PERF=${PERF:-}
+[ -z "$PERF" ] || mkdir -p "$PERF"
 TARGETS=${TARGETS:-tmpfs uring classic hp-uring hp-classic hpm-uring hpm-classic}
 WORKLOADS=${WORKLOADS:-seqread-direct seqwrite-direct seqread-buffered seqwrite-buffered randread-4k-direct metadata}
 if [ "$BUSY" = 1 ]; then QDS=${QDS-}; else QDS=${QDS-1 2 4 8 16}; fi
@@ -149,6 +154,10 @@ if has plain-io; then
 	policy "$T/plain.policy" "$T/plain.sock" "$(tenant plain-io transport=uring)"
 	start plain 1 --bench-unsafe=plain-io
 fi
+if has eager-forget; then
+	policy "$T/eager.policy" "$T/eager.sock" "$(tenant eager-forget transport=uring)"
+	start eager 1 --bench-unsafe=eager-forget
+fi
 if has no-sandbox; then
 	policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
 	start nosb 1 --bench-unsafe=no-sandbox
@@ -185,6 +194,7 @@ server_pid() {
 	hp-* | hpm-*) echo "${PEERS[$1]}" ;;
 	plain-io) field "$T/plain.sock" plain-io worker ;;
 	no-sandbox) field "$T/nosb.sock" no-sandbox worker ;;
+	eager-forget) field "$T/eager.sock" eager-forget worker ;;
 	qd8) field "$T/main.sock" uring worker ;;
 	*) field "$T/main.sock" "$1" worker ;;
 	esac
@@ -205,14 +215,24 @@ printf 'round\tworkload\ttarget\tvalue\tunit\tcpu_s\tbytes\tops\n' >"$RAW"
 # run_fio TARGET WORKLOAD JOBS SIZE: prints value, unit, server CPU s,
 # bytes, operations
 run_fio() {
-	local t=$1 w=$2 jobs=$3 size=$4 pid c0 c1
+	local t=$1 w=$2 jobs=$3 size=$4 pid c0 c1 rec="" perf_pid=""
 	pid=$(server_pid "$t")
+	if [ -n "$PERF" ] && [ -n "$pid" ]; then
+		rec=$PERF/$t.$w.${ROUND:-0}
+		perf record -q -e cpu-clock -g -p "$pid" -o "$rec.data" 2>/dev/null &
+		perf_pid=$!
+	fi
 	c0=$(cpu_ticks "$pid")
 	# shellcheck disable=SC2086
 	fio --name=rf --directory="$(dir_of "$t")" ${FIO[$w]} --ioengine=psync --numjobs="$jobs" \
 		--size="$size" --runtime="$RUNTIME" --time_based --group_reporting \
 		--output-format=json --output="$T/fio.json" >/dev/null
 	c1=$(cpu_ticks "$pid")
+	if [ -n "$perf_pid" ]; then
+		kill -INT "$perf_pid" && wait "$perf_pid" || true
+		perf report -q -i "$rec.data" --no-children --sort sym --percent-limit 1 \
+			2>/dev/null | grep -v '^$' | head -40 >"$rec.txt" || true
+	fi
 	python3 - "$T/fio.json" "$w" $((c1 - c0)) "$(getconf CLK_TCK)" <<'EOP'
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
@@ -278,6 +298,7 @@ for w in $WORKLOADS; do
 done
 n=0 total=$((ROUNDS * ($(wc -w <<<"$TARGETS") * nw + $(wc -w <<<"$QDS"))))
 for r in $(seq "$ROUNDS"); do
+	ROUND=$r
 	for w in $WORKLOADS; do
 		for t in $TARGETS; do
 			if [ "$w" = metadata ]; then

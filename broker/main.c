@@ -37,9 +37,10 @@ static void usage(FILE *f)
 		   "      --bench-unsafe LIST\n"
 		   "                      for make bench only, to measure what the defaults\n"
 		   "                      cost: no-sandbox (workers get no namespaces, no new\n"
-		   "                      root and no seccomp) and/or plain-io (file data by\n"
-		   "                      pread/pwrite instead of fixed-buffer ops), comma-\n"
-		   "                      separated. Never in production.\n"
+		   "                      root and no seccomp), plain-io (file data by\n"
+		   "                      pread/pwrite instead of fixed-buffer ops),\n"
+		   "                      eager-forget (each FORGET read as it comes, not\n"
+		   "                      batched), comma-separated. Never in production.\n"
 		   "\n"
 		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
@@ -116,10 +117,12 @@ static int parse_bench(const char *arg, unsigned int *flags)
 			*flags |= RF_BENCH_NO_SANDBOX;
 		} else if (!strcmp(tok, "plain-io")) {
 			*flags |= RF_BENCH_PLAIN_IO;
+		} else if (!strcmp(tok, "eager-forget")) {
+			*flags |= RF_BENCH_EAGER_FORGET;
 		} else {
 			fprintf(stderr,
 				"ringfenced: --bench-unsafe: unknown '%s' (expected no-sandbox, "
-				"plain-io)\n",
+				"plain-io, eager-forget)\n",
 				tok);
 			return -1;
 		}
@@ -216,9 +219,10 @@ int main(int argc, char **argv)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
 	find_worker(&b);
 	if (b.bench)
-		log_warnx("--bench-unsafe:%s%s: for benchmarks only",
+		log_warnx("--bench-unsafe:%s%s%s: for benchmarks only",
 			  b.bench & RF_BENCH_NO_SANDBOX ? " workers run WITHOUT their sandbox" : "",
-			  b.bench & RF_BENCH_PLAIN_IO ? " file data by pread/pwrite" : "");
+			  b.bench & RF_BENCH_PLAIN_IO ? " file data by pread/pwrite" : "",
+			  b.bench & RF_BENCH_EAGER_FORGET ? " each FORGET read at once" : "");
 	b.nqueues = rf_possible_cpus();
 	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");

@@ -92,6 +92,7 @@ struct rf_msg_config {
 /* Switches for make bench only, to measure what the defaults cost. */
 #define RF_BENCH_NO_SANDBOX 1u /* no namespaces, no new root, no seccomp */
 #define RF_BENCH_PLAIN_IO 2u /* file data by pread/pwrite, not fixed-buffer ops */
+#define RF_BENCH_EAGER_FORGET 4u /* read each FORGET at once (no rest, queue.c) */
 
 struct rf_msg_ring {
 	uint32_t qid;

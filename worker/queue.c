@@ -277,6 +277,49 @@ void rf_queue_fetched(struct rf_req *req)
 }
 
 /* A request read from /dev/fuse into [payload - prefix, ...). */
+/*
+ * On the io-uring transport the kernel still sends FORGETs through
+ * /dev/fuse, one for each inode it drops: an unlink is a GETATTR and an
+ * UNLINK on the ring and a FORGET here, and a READ always posted made that
+ * FORGET one more wake-up of this thread per unlink (10000 unlinks: 10000
+ * FORGETs, 3 context switches each), often from the other CPU. A FORGET
+ * needs no answer and nobody waits for it, so after one the reader rests
+ * RF_FORGET_REST_MS before it reads again, and the kernel, finding the
+ * FORGETs it queued meanwhile, sends them as one BATCH_FORGET. Only a
+ * FORGET starts a rest: after an INTERRUPT, and on a connection a refused
+ * REGISTER turned back to /dev/fuse, the reader reads again at once; an
+ * INTERRUPT sent during a rest waits for its end (advisory anyway).
+ */
+static bool park_forget_reader(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+
+	if ((req->in.opcode != FUSE_FORGET && req->in.opcode != FUSE_BATCH_FORGET) ||
+	    atomic_load(&q->w->transport) != RF_TRANSPORT_URING || q->parked ||
+	    (q->w->cfg.bench & RF_BENCH_EAGER_FORGET))
+		return false;
+	q->parked = req;
+	q->forget_due = rf_now_ns() + RF_FORGET_REST_MS * 1000000ULL;
+	req->state = RQ_IDLE;
+	return true;
+}
+
+/* The rested reader reads again once its time is up: 0, or the
+ * nanoseconds left. */
+static uint64_t unpark_forget_reader(struct rf_queue *q)
+{
+	uint64_t now;
+
+	if (!q->parked)
+		return 0;
+	now = rf_now_ns();
+	if (now < q->forget_due)
+		return q->forget_due - now;
+	post_classic_read(q->parked);
+	q->parked = NULL;
+	return 0;
+}
+
 static void classic_fetched(struct rf_req *req, uint32_t n)
 {
 	struct rf_queue *q = req->q;
@@ -302,7 +345,8 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		/* FORGET and INTERRUPT on the io-uring transport's reader:
 		 * seen, so that no successor asks for them */
 		rf_seen_record(q->w, req->in.unique);
-		post_classic_read(req);
+		if (!park_forget_reader(req))
+			post_classic_read(req);
 		return;
 	}
 	record_fetch(req);
@@ -487,20 +531,32 @@ static void pin_to_cpu(struct rf_queue *q)
 }
 
 /* Submit and wait for a completion; with files held in data slots and no
- * data moving, wait at most RF_RELEASE_MS, then let them go (data.c). */
+ * data moving, wait at most RF_RELEASE_MS, then let them go (data.c); with
+ * the /dev/fuse reader resting, wait no longer than its rest. */
 static int submit_and_wait(struct rf_queue *q)
 {
-	struct __kernel_timespec ts = { 0, RF_RELEASE_MS * 1000000LL };
+	uint64_t rest = unpark_forget_reader(q), wait = 0;
+	bool release = q->files_held && !rf_data_in_flight(q);
+	struct __kernel_timespec ts;
 	struct io_uring_cqe *cqe;
 	int r;
 
-	if (!q->files_held || rf_data_in_flight(q))
+	if (release)
+		wait = RF_RELEASE_MS * 1000000ULL;
+	if (rest && (!wait || rest < wait)) {
+		wait = rest;
+		release = false;
+	}
+	if (!wait)
 		return io_uring_submit_and_wait(&q->ring, 1);
+	ts.tv_sec = (long long)(wait / 1000000000ULL);
+	ts.tv_nsec = (long long)(wait % 1000000000ULL);
 	r = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &ts, NULL);
 	/* liburing 2.3 answers a timeout with -ETIME or with what it
 	 * submitted: no completion to reap is what tells */
 	if ((r >= 0 || r == -ETIME) && !io_uring_cq_ready(&q->ring)) {
-		rf_data_release(q);
+		if (release)
+			rf_data_release(q);
 		return 0;
 	}
 	return r;

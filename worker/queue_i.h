@@ -73,6 +73,9 @@ void rf_probe_done(struct rf_queue *q, uint64_t id, int res);
 /* data.c; a queue idle this long with files in its data slots lets them
  * go (rf_data_release) */
 #define RF_RELEASE_MS 100
+/* how long the io-uring transport's /dev/fuse reader rests after a FORGET
+ * (queue.c: park_forget_reader) */
+#define RF_FORGET_REST_MS 10
 void rf_data_start(struct rf_req *req);
 void rf_data_done(struct rf_req *req, int res);
 bool rf_data_in_flight(const struct rf_queue *q);

@@ -95,6 +95,10 @@ struct rf_queue {
 	int32_t floating; /* entries inherited by ending a lost request, slot unknown */
 	uint64_t probe_id; /* the lost request being asked for */
 	bool files_held; /* a data slot of the ring still holds a plugin's file */
+	/* the io-uring transport's /dev/fuse reader, not reposted after a
+	 * FORGET until forget_due (queue.c: park_forget_reader) */
+	struct rf_req *parked;
+	uint64_t forget_due;
 	int *no_files; /* nreqs times -1: what empties the data slots */
 	bool probe_missed; /* ... and the kernel does not have it here */
 	/* the kernel's buffer pool of this queue (7.46), inside fixed buffer

@@ -36,6 +36,22 @@ for _ in $(seq 50); do [ "$(grep -c READY=1 "$T/notify.log")" = 2 ] && break; sl
 grep -q "RELOADING=1" "$T/notify.log" && [ "$(grep -c READY=1 "$T/notify.log")" = 2 ] ||
 	rf_fail "reload not announced: $(cat "$T/notify.log")"
 
+rf_log "unlinks: every FORGET arrives; on io-uring, read in batches"
+mkdir "$T/pt.mnt/fg"
+(cd "$T/pt.mnt/fg" && seq 2000 | xargs touch)
+f0=$(rf_field pt forgets) r0=$(rf_field pt classic_requests)
+rm -r "$T/pt.mnt/fg"
+for _ in $(rf_tries 50); do
+	[ $(($(rf_field pt forgets) - f0)) -ge 2000 ] && break
+	sleep 0.1
+done
+forgets=$(($(rf_field pt forgets) - f0)) reads=$(($(rf_field pt classic_requests) - r0))
+[ "$forgets" -ge 2000 ] || rf_fail "2000 unlinks, $forgets FORGETs"
+# each read of /dev/fuse rests 10 ms after a FORGET (worker/queue.c)
+[ "$TRANSPORT" = classic ] || [ $((reads * 2)) -le "$forgets" ] ||
+	rf_fail "$forgets FORGETs in $reads reads of /dev/fuse: not batched"
+rf_log "  $forgets FORGETs in $reads reads"
+
 rf_log "a busy mount at shutdown: a bounded wait, then a lazy detach"
 echo data >"$T/pt.mnt/f"
 exec 9<"$T/pt.mnt/f"
