@@ -12,7 +12,9 @@
 #   hpm-classic  the same on /dev/fuse
 # and, when named in TARGETS, plain-io (as uring, file data by pread and
 # pwrite), no-sandbox (as uring, no namespaces, root or seccomp) and
-# eager-forget (as uring, each FORGET read as it comes, not batched). Every
+# eager-forget (as uring, each FORGET read as it comes, not batched) and
+# normal-sched (as uring, the worker at the normal policy: sched_idle = off)
+# and no-pin (as uring, queue threads not bound to their CPUs). Every
 # peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
 # the server, which an untrusted one never has) and default_permissions,
 # as every ringfence mount has.
@@ -145,6 +147,9 @@ unset 'BROKERS[-1]'
 say "idle mount: $MEM"
 
 main=("$(tenant uring transport=uring)" "$(tenant classic transport=classic)")
+if has normal-sched; then
+	main+=("$(tenant normal-sched transport=uring sched_idle=off)")
+fi
 for q in $QDS; do
 	[ "$q" = 8 ] || main+=("$(tenant "qd$q" transport=uring queue_depth="$q")")
 done
@@ -157,6 +162,10 @@ fi
 if has eager-forget; then
 	policy "$T/eager.policy" "$T/eager.sock" "$(tenant eager-forget transport=uring)"
 	start eager 1 --bench-unsafe=eager-forget
+fi
+if has no-pin; then
+	policy "$T/nopin.policy" "$T/nopin.sock" "$(tenant no-pin transport=uring)"
+	start nopin 1 --bench-unsafe=no-pin
 fi
 if has no-sandbox; then
 	policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
@@ -195,6 +204,7 @@ server_pid() {
 	plain-io) field "$T/plain.sock" plain-io worker ;;
 	no-sandbox) field "$T/nosb.sock" no-sandbox worker ;;
 	eager-forget) field "$T/eager.sock" eager-forget worker ;;
+	no-pin) field "$T/nopin.sock" no-pin worker ;;
 	qd8) field "$T/main.sock" uring worker ;;
 	*) field "$T/main.sock" "$1" worker ;;
 	esac

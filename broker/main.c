@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		   "                      root and no seccomp), plain-io (file data by\n"
 		   "                      pread/pwrite instead of fixed-buffer ops),\n"
 		   "                      eager-forget (each FORGET read as it comes, not\n"
-		   "                      batched), comma-separated. Never in production.\n"
+		   "                      batched), no-pin (queue threads not bound to their\n"
+		   "                      CPUs), comma-separated. Never in production.\n"
 		   "\n"
 		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
@@ -119,10 +120,12 @@ static int parse_bench(const char *arg, unsigned int *flags)
 			*flags |= RF_BENCH_PLAIN_IO;
 		} else if (!strcmp(tok, "eager-forget")) {
 			*flags |= RF_BENCH_EAGER_FORGET;
+		} else if (!strcmp(tok, "no-pin")) {
+			*flags |= RF_BENCH_NO_PIN;
 		} else {
 			fprintf(stderr,
 				"ringfenced: --bench-unsafe: unknown '%s' (expected no-sandbox, "
-				"plain-io, eager-forget)\n",
+				"plain-io, eager-forget, no-pin)\n",
 				tok);
 			return -1;
 		}
@@ -219,10 +222,11 @@ int main(int argc, char **argv)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
 	find_worker(&b);
 	if (b.bench)
-		log_warnx("--bench-unsafe:%s%s%s: for benchmarks only",
+		log_warnx("--bench-unsafe:%s%s%s%s: for benchmarks only",
 			  b.bench & RF_BENCH_NO_SANDBOX ? " workers run WITHOUT their sandbox" : "",
 			  b.bench & RF_BENCH_PLAIN_IO ? " file data by pread/pwrite" : "",
-			  b.bench & RF_BENCH_EAGER_FORGET ? " each FORGET read at once" : "");
+			  b.bench & RF_BENCH_EAGER_FORGET ? " each FORGET read at once" : "",
+			  b.bench & RF_BENCH_NO_PIN ? " queue threads unbound" : "");
 	b.nqueues = rf_possible_cpus();
 	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");

@@ -523,6 +523,8 @@ static void pin_to_cpu(struct rf_queue *q)
 {
 	cpu_set_t set;
 
+	if (q->w->cfg.bench & RF_BENCH_NO_PIN)
+		return;
 	CPU_ZERO(&set);
 	CPU_SET(q->qid, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
