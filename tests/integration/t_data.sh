@@ -102,7 +102,7 @@ rf_roundtrip() {
 rf_log "--bench-unsafe: a bad switch is refused"
 out=$("$RINGFENCED" --bench-unsafe=no-sandbox,bogus -f -c "$T/policy" 2>&1) &&
 	rf_fail "--bench-unsafe=bogus was accepted"
-echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io)" || rf_fail "said: $out"
+echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io, eager-forget, no-pin)" || rf_fail "said: $out"
 
 rf_log "--bench-unsafe=plain-io: file data by pread/pwrite, none by fixed-buffer ops"
 rf_policy_reset
