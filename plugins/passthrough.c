@@ -180,25 +180,17 @@ static void proc_path(char *buf, size_t len, int fd)
  * damaged), which is never guessed at. */
 static int meta_get(int fd, struct rf_record *m)
 {
-	unsigned char b[RF_RECORD_MAX];
-	char path[64];
-	ssize_t n;
+	int v = rf_record_read(fd, m, NULL);
 
-	proc_path(path, sizeof(path), fd);
-	n = getxattr(path, RF_RECORD_XATTR, b, sizeof(b));
-	if (n < 0)
-		return errno == ERANGE ? -EBADMSG : -ENODATA;
-	return rf_record_decode(b, (size_t)n, m) < 0 ? -EBADMSG : 0;
+	if (v == RF_RECORD_NEWER || v == RF_RECORD_DAMAGED)
+		return -EBADMSG;
+	/* none, or unreadable: the object shows as it is */
+	return v > 0 ? 0 : -ENODATA;
 }
 
 static int meta_set(int fd, const struct rf_record *m)
 {
-	unsigned char b[RF_RECORD_V2_SIZE];
-	char path[64];
-
-	rf_record_encode(m, b);
-	proc_path(path, sizeof(path), fd);
-	return setxattr(path, RF_RECORD_XATTR, b, sizeof(b), 0) < 0 ? errno : 0;
+	return rf_record_write(fd, m);
 }
 
 /* Say once per object (of the last PT_WARNED) that its record cannot be

@@ -3,8 +3,11 @@
  * The ownership record's encoding (record.h; docs/backing-store.md).
  * Little-endian byte by byte, so the format is the same on any host.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include "record.h"
 
@@ -61,6 +64,32 @@ void rf_record_encode(const struct rf_record *r, unsigned char *b)
 	put_le32(b + 16, r->mode);
 	put_le32(b + 20, r->rdev_major);
 	put_le32(b + 24, r->rdev_minor);
+}
+
+int rf_record_read(int fd, struct rf_record *r, size_t *size)
+{
+	unsigned char b[RF_RECORD_MAX];
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = getxattr(path, RF_RECORD_XATTR, b, sizeof(b));
+	if (size)
+		*size = n > 0 ? (size_t)n : errno == ERANGE ? sizeof(b) : 0;
+	memset(r, 0, sizeof(*r));
+	if (n < 0)
+		return errno == ENODATA ? 0 : errno == ERANGE ? RF_RECORD_DAMAGED : -errno;
+	return rf_record_decode(b, (size_t)n, r);
+}
+
+int rf_record_write(int fd, const struct rf_record *r)
+{
+	unsigned char b[RF_RECORD_V2_SIZE];
+	char path[64];
+
+	rf_record_encode(r, b);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return setxattr(path, RF_RECORD_XATTR, b, sizeof(b), 0) < 0 ? errno : 0;
 }
 
 int rf_record_type_ok(uint32_t mode)

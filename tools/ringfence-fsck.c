@@ -28,7 +28,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -165,40 +164,6 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
-/* The record of @fd (O_PATH): its version, RF_RECORD_NEWER or
- * RF_RECORD_DAMAGED, 0 for none, -errno when it cannot be read. */
-static int record_get(int fd, struct rf_record *r, size_t *size)
-{
-	unsigned char b[RF_RECORD_MAX];
-	char path[64];
-	ssize_t n;
-
-	proc_path(path, sizeof(path), fd);
-	n = getxattr(path, RF_RECORD_XATTR, b, sizeof(b));
-	*size = n > 0 ? (size_t)n : 0;
-	if (n < 0) {
-		if (errno == ENODATA)
-			return 0;
-		if (errno == ERANGE) {
-			*size = sizeof(b);
-			return RF_RECORD_DAMAGED;
-		}
-		return -errno;
-	}
-	return rf_record_decode(b, (size_t)n, r);
-}
-
-/* 0 or errno */
-static int record_set(int fd, const struct rf_record *r)
-{
-	unsigned char b[RF_RECORD_V2_SIZE];
-	char path[64];
-
-	rf_record_encode(r, b);
-	proc_path(path, sizeof(path), fd);
-	return setxattr(path, RF_RECORD_XATTR, b, sizeof(b), 0) < 0 ? errno : 0;
-}
-
 static struct rf_record record_of(const struct stat *st)
 {
 	struct rf_record r = { st->st_uid, st->st_gid, st->st_mode, 0, 0 };
@@ -266,7 +231,7 @@ static int replace_special(struct fsck *f, int dirfd, const char *name, const st
 	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno;
-	err = record_set(fd, r);
+	err = rf_record_write(fd, r);
 	if (!err && n > 0 && write(fd, target, (size_t)n) != n)
 		err = errno ? errno : EIO;
 	if (!err && f->root && fchown(fd, f->uid, f->gid) < 0)
@@ -322,9 +287,9 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 	struct rf_record r, fixed;
 	char what[256], fix[256];
 	size_t size;
-	int v = record_get(fd, &r, &size);
+	int v = rf_record_read(fd, &r, &size);
 
-	if (v < 0 && v != RF_RECORD_NEWER && v != RF_RECORD_DAMAGED) {
+	if (v < 0) {
 		say(path, "cannot read its record: %s", strerror(-v));
 		f->errors++;
 		f->left++;
@@ -332,7 +297,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 	}
 	if (f->adopt && v == 0) {
 		/* the conversion asked for, not an error */
-		int err = record_set(fd, (fixed = record_of(st), &fixed));
+		int err = rf_record_write(fd, (fixed = record_of(st), &fixed));
 
 		if (!err)
 			err = hand_over(f, fd, st);
@@ -345,7 +310,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 		}
 		return;
 	}
-	if (f->adopt && v > 0) {
+	if (f->adopt && (v == 1 || v == 2)) {
 		/* already in xattr mode; just make sure the tenant owns it */
 		int err = hand_over(f, fd, st);
 
@@ -362,7 +327,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 		fixed = record_of(st);
 		snprintf(fix, sizeof(fix), "record written as it shows: %u:%u mode %06o", fixed.uid,
 			 fixed.gid, fixed.mode);
-		verdict(f, path, f->repair ? record_set(fd, &fixed) : 0,
+		verdict(f, path, f->repair ? rf_record_write(fd, &fixed) : 0,
 			"no ownership record (made beside ringfence)", fix);
 		return;
 	case RF_RECORD_NEWER:
@@ -376,7 +341,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 			 size);
 		snprintf(fix, sizeof(fix), "replaced by what it showed: %u:%u mode %06o", fixed.uid,
 			 fixed.gid, fixed.mode);
-		verdict(f, path, f->repair ? record_set(fd, &fixed) : 0, what, fix);
+		verdict(f, path, f->repair ? rf_record_write(fd, &fixed) : 0, what, fix);
 		return;
 	}
 	if (v == 1)
@@ -389,7 +354,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 			 type_name(r.mode), type_name(st->st_mode));
 		snprintf(fix, sizeof(fix), "record says %s (mode %06o)", type_name(fixed.mode),
 			 fixed.mode);
-		verdict(f, path, f->repair ? record_set(fd, &fixed) : 0, what, fix);
+		verdict(f, path, f->repair ? rf_record_write(fd, &fixed) : 0, what, fix);
 	}
 }
 
@@ -472,12 +437,12 @@ static void check_object(struct fsck *f, int dirfd, const char *name, char *path
 		if (f->repair) {
 			struct rf_record r;
 			size_t size;
-			int v = record_get(fd, &r, &size);
+			int v = rf_record_read(fd, &r, &size);
 
 			if (!f->root)
 				err = EPERM;
 			else if (v == 0)
-				err = record_set(fd, (r = record_of(&st), &r));
+				err = rf_record_write(fd, (r = record_of(&st), &r));
 			if (!err)
 				err = hand_over(f, fd, &st);
 		}

@@ -290,3 +290,28 @@ rf_assert_worker_fds() {
 	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] ||
 		rf_fail "worker $pid: $rings rings and $evs eventfds for $nq queues"
 }
+
+# rf_kill_during_makes TENANT DIR: uid 2001 makes files, directories and
+# symlinks in DIR (on TENANT's mount; made here, mode 1777) while
+# TENANT's worker is SIGKILLed five times; returns once TENANT serves again
+# and the maker has stopped
+rf_kill_during_makes() {
+	local name=$1 dir=$2 maker k
+	mkdir "$dir" && chmod 1777 "$dir" || rf_fail "make $dir"
+	setpriv --reuid=2001 --regid=2001 --clear-groups bash -c '
+		for i in $(seq 5000); do
+			[ -e "$2" ] && break
+			: >"$1/f$i" 2>/dev/null; mkdir "$1/d$i" 2>/dev/null; ln -s x "$1/l$i" 2>/dev/null
+		done' _ "$dir" "$T/stop.$name" &
+	maker=$!
+	EXTRA_PIDS+=($maker)
+	for k in 1 2 3 4 5; do
+		sleep 0.3
+		rf_wait_state "$name" running
+		kill -KILL "$(rf_worker "$name")"
+	done
+	rf_wait_state "$name" running
+	touch "$T/stop.$name"
+	wait $maker || true
+	rm -f "$T/stop.$name"
+}

@@ -133,23 +133,7 @@ for fs in tmpfs ext4; do
 	grep "unexpected completion\|plugin: .*cannot be read" "$T/broker.log" && rf_fail "the repaired tree made the plugin complain"
 
 	rf_log "$fs: the crash test's tree: -n finds it clean, or only leftovers -y removes"
-	mkdir "$m/c" && chmod 1777 "$m/c"
-	setpriv --reuid=2001 --regid=2001 --clear-groups bash -c '
-		for i in $(seq 5000); do
-			[ -e "$2" ] && break
-			: >"$1/c/f$i" 2>/dev/null; mkdir "$1/c/d$i" 2>/dev/null; ln -s x "$1/c/l$i" 2>/dev/null
-		done' _ "$m" "$T/stop" &
-	maker=$!
-	EXTRA_PIDS+=($maker)
-	for k in 1 2 3 4 5; do
-		sleep 0.2
-		rf_wait_state px running
-		kill -KILL "$(rf_worker px)"
-	done
-	rf_wait_state px running
-	touch "$T/stop"
-	wait $maker || true
-	rm -f "$T/stop"
+	rf_kill_during_makes px "$m/c"
 	rf_stop
 	run_fsck -n -c "$T/policy" "$src"
 	left=$(grep -c "leftover of a worker that died making a directory" "$T/fsck.out")

@@ -113,23 +113,7 @@ rf_log "workers killed while alice makes files and directories: none is ever the
 rf_policy_reset
 rf_policy px passthrough "$T/src" "allow_other = yes" "ownership = xattr" "crash_limit = 32"
 rf_start px
-mkdir "$T/px.mnt/c"
-chmod 1777 "$T/px.mnt/c"
-setpriv --reuid=2001 --regid=2001 --clear-groups bash -c '
-	for i in $(seq 5000); do
-		[ -e "$2" ] && break
-		: >"$1/c/f$i" 2>/dev/null; mkdir "$1/c/d$i" 2>/dev/null; ln -s x "$1/c/l$i" 2>/dev/null
-	done' _ "$T/px.mnt" "$T/stop" &
-maker=$!
-EXTRA_PIDS+=($maker)
-for k in 1 2 3 4 5; do
-	sleep 0.3
-	rf_wait_state px running
-	kill -KILL "$(rf_worker px)"
-done
-rf_wait_state px running
-touch "$T/stop"
-wait $maker || true
+rf_kill_during_makes px "$T/px.mnt/c"
 n=$(find "$T/px.mnt/c" -mindepth 1 | wc -l)
 bad=$(find "$T/px.mnt/c" -mindepth 1 ! -user 2001 | head -3)
 [ -z "$bad" ] || rf_fail "after the kills, objects not alice's: $bad"
