@@ -276,7 +276,6 @@ void rf_queue_fetched(struct rf_req *req)
 	rf_dispatch(req);
 }
 
-/* A request read from /dev/fuse into [payload - prefix, ...). */
 /*
  * On the io-uring transport the kernel still sends FORGETs through
  * /dev/fuse, one for each inode it drops: an unlink is a GETATTR and an
@@ -320,6 +319,7 @@ static uint64_t unpark_forget_reader(struct rf_queue *q)
 	return 0;
 }
 
+/* A request read from /dev/fuse into [payload - prefix, ...). */
 static void classic_fetched(struct rf_req *req, uint32_t n)
 {
 	struct rf_queue *q = req->q;
