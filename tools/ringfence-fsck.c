@@ -138,6 +138,24 @@ static void verdict(struct fsck *f, const char *path, int fixed, const char *wha
 	}
 }
 
+static void left(struct fsck *f, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* An error nothing here can correct (a call that failed): said and
+ * counted as left. */
+static void left(struct fsck *f, const char *path, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	say(path, "%s", line);
+	f->errors++;
+	f->left++;
+}
+
 static const char *type_name(mode_t m)
 {
 	switch (m & S_IFMT) {
@@ -290,9 +308,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 	int v = rf_record_read(fd, &r, &size);
 
 	if (v < 0) {
-		say(path, "cannot read its record: %s", strerror(-v));
-		f->errors++;
-		f->left++;
+		left(f, path, "cannot read its record: %s", strerror(-v));
 		return;
 	}
 	if (f->adopt && v == 0) {
@@ -302,9 +318,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 		if (!err)
 			err = hand_over(f, fd, st);
 		if (err) {
-			say(path, "cannot adopt: %s", strerror(err));
-			f->errors++;
-			f->left++;
+			left(f, path, "cannot adopt: %s", strerror(err));
 		} else if (f->verbose) {
 			say(path, "adopted: %u:%u mode %06o", fixed.uid, fixed.gid, fixed.mode);
 		}
@@ -315,9 +329,7 @@ static void check_record(struct fsck *f, int fd, const char *path, const struct 
 		int err = hand_over(f, fd, st);
 
 		if (err) {
-			say(path, "cannot hand to the tenant: %s", strerror(err));
-			f->errors++;
-			f->left++;
+			left(f, path, "cannot hand to the tenant: %s", strerror(err));
 		}
 	}
 	switch (v) {
@@ -370,9 +382,7 @@ static void check_object(struct fsck *f, int dirfd, const char *name, char *path
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			return; /* a name already replaced */
-		say(path, "cannot stat: %s", strerror(errno));
-		f->errors++;
-		f->left++;
+		left(f, path, "cannot stat: %s", strerror(errno));
 		return;
 	}
 	if (f->verbose)
@@ -399,14 +409,11 @@ static void check_object(struct fsck *f, int dirfd, const char *name, char *path
 		struct rf_record r = record_of(&st);
 		char what[128], fix[128];
 
-		/* linked_find: a second name of one already replaced */
 		if (f->adopt) {
 			int err = replace_special(f, dirfd, name, &st, &r);
 
 			if (err) {
-				say(path, "cannot adopt: %s", strerror(err));
-				f->errors++;
-				f->left++;
+				left(f, path, "cannot adopt: %s", strerror(err));
 			}
 			return;
 		}
@@ -421,9 +428,7 @@ static void check_object(struct fsck *f, int dirfd, const char *name, char *path
 	}
 	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		say(path, "cannot open: %s", strerror(errno));
-		f->errors++;
-		f->left++;
+		left(f, path, "cannot open: %s", strerror(errno));
 		return;
 	}
 	if (!f->adopt && st.st_uid != f->uid) {
@@ -458,9 +463,7 @@ static void check_object(struct fsck *f, int dirfd, const char *name, char *path
 	if (S_ISDIR(st.st_mode)) {
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
-			say(path, "cannot open the directory: %s", strerror(errno));
-			f->errors++;
-			f->left++;
+			left(f, path, "cannot open the directory: %s", strerror(errno));
 			return;
 		}
 		walk(f, fd, path, len);
@@ -484,9 +487,7 @@ static void walk(struct fsck *f, int dirfd, char *path, size_t len)
 	DIR *dp = fd < 0 ? NULL : fdopendir(fd);
 
 	if (!dp) {
-		say(path, "cannot read the directory: %s", strerror(errno));
-		f->errors++;
-		f->left++;
+		left(f, path, "cannot read the directory: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -514,9 +515,7 @@ static void walk(struct fsck *f, int dirfd, char *path, size_t len)
 			memcpy(path + len + 1, names[i], l + 1);
 			check_object(f, dirfd, names[i], path, len + 1 + l);
 		} else {
-			say(path, "a name below is too deep to name: %s", names[i]);
-			f->errors++;
-			f->left++;
+			left(f, path, "a name below is too deep to name: %s", names[i]);
 		}
 		path[len] = '\0';
 		free(names[i]);
