@@ -790,17 +790,10 @@ int main(int argc, char **argv)
 	       f.adopt	  ? "adopting owners"
 	       : f.repair ? "repairing"
 			  : "reporting only");
+	/* the source itself: the broker hands one over without a record;
+	 * adopting gives it one */
 	f.objects++;
-	{
-		/* the source itself: the broker hands one over without a
-		 * record; adopting gives it one */
-		int o = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		if (o >= 0) {
-			check_record(&f, o, path, &src, 1);
-			close(o);
-		}
-	}
+	check_record(&f, fd, path, &src, 1);
 	walk(&f, fd, path, strlen(path));
 	close(fd);
 	printf("ringfence-fsck: %s: %lu objects, %lu version 1 records, %lu errors: %lu corrected, "
