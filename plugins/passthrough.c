@@ -188,11 +188,6 @@ static int meta_get(int fd, struct rf_record *m)
 	return v > 0 ? 0 : -ENODATA;
 }
 
-static int meta_set(int fd, const struct rf_record *m)
-{
-	return rf_record_write(fd, m);
-}
-
 /* Say once per object (of the last PT_WARNED) that its record cannot be
  * read, naming it by its path in the source. */
 #define PT_WARNED 64
@@ -490,7 +485,7 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 			if (rf_req_kill_suidgid(req) ||
 			    ((sa->valid & (RF_SET_UID | RF_SET_GID)) && !S_ISDIR(m.mode)))
 				m.mode = rf_mode_killpriv(m.mode);
-			errno = memcmp(&m, &old, sizeof(m)) ? meta_set(fd, &m) : 0;
+			errno = memcmp(&m, &old, sizeof(m)) ? rf_record_write(fd, &m) : 0;
 			if (errno)
 				goto err;
 			sa_rest = sa->valid & ~(RF_SET_MODE | RF_SET_UID | RF_SET_GID);
@@ -607,7 +602,7 @@ static int make_file(struct rf_req *req, uint64_t parent, const char *name,
 	fd = open_beneath(pfd, ".", O_TMPFILE | O_RDWR, 0600);
 	if (fd < 0)
 		return -errno;
-	err = meta_set(fd, m);
+	err = rf_record_write(fd, m);
 	if (!err && content) {
 		size_t n = strlen(content);
 
@@ -644,7 +639,7 @@ static int make_dir(struct rf_req *req, uint64_t parent, const char *name,
 			return errno;
 	}
 	fd = open_beneath(pfd, tmp, O_PATH | O_DIRECTORY, 0);
-	err = fd < 0 ? errno : meta_set(fd, m);
+	err = fd < 0 ? errno : rf_record_write(fd, m);
 	if (fd >= 0)
 		close(fd);
 	if (!err && renameat2(pfd, tmp, pfd, name, RENAME_NOREPLACE) < 0)
@@ -805,7 +800,7 @@ static int kill_suidgid(struct rf_req *req, int fd)
 	if (mode == m.mode)
 		return 0;
 	m.mode = mode;
-	return meta_set(fd, &m);
+	return rf_record_write(fd, &m);
 }
 
 /*
