@@ -175,14 +175,23 @@ static void proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
-/* The record of the file behind @fd (O_PATH or open): 0; -ENODATA for
- * none; -EBADMSG for one this code cannot read (a newer version, or
- * damaged), which is never guessed at. */
-static int meta_get(int fd, struct rf_record *m)
+/* A record whose type the backing object cannot be (a directory's says
+ * file, a file's says directory, or no type at all) is as unreadable as a
+ * damaged one: it is never believed. */
+static int meta_fits(const struct rf_record *m, mode_t backing)
+{
+	return rf_record_type_ok(m->mode) && !S_ISDIR(m->mode) == !S_ISDIR(backing);
+}
+
+/* The record of the file behind @fd (O_PATH or open), a @backing (its
+ * st_mode) file or directory: 0; -ENODATA for none; -EBADMSG for one this
+ * code cannot read (a newer version, damaged, or of a type the object
+ * cannot have), which is never guessed at. */
+static int meta_get(int fd, mode_t backing, struct rf_record *m)
 {
 	int v = rf_record_read(fd, m, NULL);
 
-	if (v == RF_RECORD_NEWER || v == RF_RECORD_DAMAGED)
+	if (v == RF_RECORD_NEWER || v == RF_RECORD_DAMAGED || (v > 0 && !meta_fits(m, backing)))
 		return -EBADMSG;
 	/* none, or unreadable: the object shows as it is */
 	return v > 0 ? 0 : -ENODATA;
@@ -228,14 +237,6 @@ static void warn_bad_record(struct pt *p, int fd, const struct stat *st)
 	       n > 0 ? where : "an object", RF_RECORD_XATTR);
 }
 
-/* A record whose type the backing object cannot be (a directory's says
- * file, a file's says directory, or no type at all) is as unreadable as a
- * damaged one: it is never believed. */
-static int meta_fits(const struct rf_record *m, mode_t backing)
-{
-	return rf_record_type_ok(m->mode) && !S_ISDIR(m->mode) == !S_ISDIR(backing);
-}
-
 /* Show the owner, group and mode the xattr holds in @st (backed by @fd). */
 static void meta_apply(struct pt *p, int fd, struct stat *st)
 {
@@ -244,9 +245,7 @@ static void meta_apply(struct pt *p, int fd, struct stat *st)
 
 	if (!p->xattr || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
 		return;
-	r = meta_get(fd, &m);
-	if (r == 0 && !meta_fits(&m, st->st_mode))
-		r = -EBADMSG;
+	r = meta_get(fd, st->st_mode, &m);
 	if (r == -EBADMSG) {
 		/* not misread: the tenant's, and no one may use it */
 		st->st_mode &= S_IFMT;
@@ -463,10 +462,8 @@ static void pt_setattr(struct rf_req *req, uint64_t ino, const struct rf_setattr
 		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			goto err;
 		if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-			int g = meta_get(fd, &m);
+			int g = meta_get(fd, st.st_mode, &m);
 
-			if (g == 0 && !meta_fits(&m, st.st_mode))
-				g = -EBADMSG;
 			if (g == -EBADMSG) {
 				errno = EIO; /* a record we cannot read is not replaced */
 				goto err;
@@ -543,7 +540,7 @@ static void pt_readlink(struct rf_req *req, uint64_t ino)
 	ssize_t n;
 
 	if (pt_of(req)->xattr && fstatat(fd, "", &st, AT_EMPTY_PATH) == 0 && S_ISREG(st.st_mode) &&
-	    meta_get(fd, &m) == 0 && S_ISLNK(m.mode)) {
+	    meta_get(fd, st.st_mode, &m) == 0 && S_ISLNK(m.mode)) {
 		/* a symlink's stand-in: the target is its content */
 		char path[64];
 		int f;
@@ -794,7 +791,8 @@ static int kill_suidgid(struct rf_req *req, int fd)
 	struct rf_record m;
 	mode_t mode;
 
-	if (!pt_of(req)->xattr || !rf_req_kill_suidgid(req) || meta_get(fd, &m) < 0)
+	/* only regular files are written or truncated */
+	if (!pt_of(req)->xattr || !rf_req_kill_suidgid(req) || meta_get(fd, S_IFREG, &m) < 0)
 		return 0;
 	mode = rf_mode_killpriv(m.mode);
 	if (mode == m.mode)
