@@ -569,39 +569,46 @@ static pid_t holder(const struct stat *src, char *comm, size_t commlen)
 	return found;
 }
 
+/* @s, a user's (or with @group a group's) name or number, as an id in
+ * *@id: 0, or -1 (said why). A user's name also gives its primary group,
+ * a number the group of that number, in *@gid. */
+static int id_of(const char *s, int group, uint32_t *id, gid_t *gid)
+{
+	struct passwd *pw = group ? NULL : getpwnam(s);
+	struct group *gr = group ? getgrnam(s) : NULL;
+
+	if (pw) {
+		*id = pw->pw_uid;
+		*gid = pw->pw_gid;
+	} else if (gr) {
+		*id = gr->gr_gid;
+	} else if (s[0] && strspn(s, "0123456789") == strlen(s)) {
+		*id = (uint32_t)strtoul(s, NULL, 10);
+		if (!group)
+			*gid = (gid_t)*id;
+	} else {
+		fprintf(stderr, "ringfence-fsck: --owner: no %s '%s'\n", group ? "group" : "user",
+			s);
+		return -1;
+	}
+	return 0;
+}
+
 /* "USER[:GROUP]" as ids: 0 or -1 (said why). */
 static int parse_owner(const char *s, uid_t *uid, gid_t *gid)
 {
 	char user[256], *group;
-	struct passwd *pw;
-	struct group *gr;
+	uint32_t u, g;
 
 	snprintf(user, sizeof(user), "%s", s);
 	group = strchr(user, ':');
 	if (group)
 		*group++ = '\0';
-	pw = getpwnam(user);
-	if (pw) {
-		*uid = pw->pw_uid;
-		*gid = pw->pw_gid;
-	} else if (user[0] && strspn(user, "0123456789") == strlen(user)) {
-		*uid = (uid_t)strtoul(user, NULL, 10);
-		*gid = (gid_t)*uid;
-	} else {
-		fprintf(stderr, "ringfence-fsck: --owner: no user '%s'\n", user);
+	if (id_of(user, 0, &u, gid) < 0 || (group && id_of(group, 1, &g, gid) < 0))
 		return -1;
-	}
-	if (!group)
-		return 0;
-	gr = getgrnam(group);
-	if (gr) {
-		*gid = gr->gr_gid;
-	} else if (group[0] && strspn(group, "0123456789") == strlen(group)) {
-		*gid = (gid_t)strtoul(group, NULL, 10);
-	} else {
-		fprintf(stderr, "ringfence-fsck: --owner: no group '%s'\n", group);
-		return -1;
-	}
+	*uid = u;
+	if (group)
+		*gid = g;
 	return 0;
 }
 

@@ -169,6 +169,12 @@ for fs in tmpfs ext4; do
 	rf_stop
 	run_fsck --adopt-owners -c "$T/other.policy" "$adopt"
 	[ $fsck_rc = 0 ] || rf_fail "--adopt-owners of an adopted tree, the owner from its root: exit $fsck_rc"
+	run_fsck -n --owner "$auid:$auid" -c "$T/other.policy" "$adopt"
+	[ $fsck_rc = 0 ] || rf_fail "--owner $auid:$auid: exit $fsck_rc"
+	expect "the tenant's uid $auid gid $auid, reporting only" "--owner"
+	run_fsck -n --owner rf-no-such-user -c "$T/other.policy" "$adopt"
+	[ $fsck_rc = 16 ] || rf_fail "--owner of no user: exit $fsck_rc, not 16"
+	expect "no user 'rf-no-such-user'" "--owner of no user"
 	umount "$T/$fs" || rf_fail "unmount $T/$fs"
 done
 rf_log "ringfence-fsck: --help, and a usage error is 16"
