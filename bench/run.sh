@@ -14,7 +14,9 @@
 # pwrite), no-sandbox (as uring, no namespaces, root or seccomp) and
 # eager-forget (as uring, each FORGET read as it comes, not batched) and
 # normal-sched (as uring, the worker at the normal policy: sched_idle = off)
-# and no-pin (as uring, queue threads not bound to their CPUs). Every
+# and no-pin (as uring, queue threads not bound to their CPUs) and
+# private-payload (as uring, request payloads in the worker's private
+# memory instead of the shared pool, file data by pread/pwrite). Every
 # peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
 # the server, which an untrusted one never has) and default_permissions,
 # as every ringfence mount has.
@@ -155,22 +157,14 @@ for q in $QDS; do
 done
 policy "$T/main.policy" "$T/main.sock" "${main[@]}"
 start main ${#main[@]}
-if has plain-io; then
-	policy "$T/plain.policy" "$T/plain.sock" "$(tenant plain-io transport=uring)"
-	start plain 1 --bench-unsafe=plain-io
-fi
-if has eager-forget; then
-	policy "$T/eager.policy" "$T/eager.sock" "$(tenant eager-forget transport=uring)"
-	start eager 1 --bench-unsafe=eager-forget
-fi
-if has no-pin; then
-	policy "$T/nopin.policy" "$T/nopin.sock" "$(tenant no-pin transport=uring)"
-	start nopin 1 --bench-unsafe=no-pin
-fi
-if has no-sandbox; then
-	policy "$T/nosb.policy" "$T/nosb.sock" "$(tenant no-sandbox transport=uring)"
-	start nosb 1 --bench-unsafe=no-sandbox
-fi
+# targets served by a broker of their own, started with the switch of the
+# same name: ringfenced --bench-unsafe=TARGET
+UNSAFE="plain-io eager-forget no-pin no-sandbox private-payload"
+for t in $UNSAFE; do
+	has "$t" || continue
+	policy "$T/$t.policy" "$T/$t.sock" "$(tenant "$t" transport=uring)"
+	start "$t" 1 "--bench-unsafe=$t"
+done
 # the peers, each as root in the foreground; default_permissions as every
 # ringfence mount has it (the kernel checks permissions, which costs a
 # GETATTR of the parent per create and unlink)
@@ -201,10 +195,8 @@ server_pid() {
 	case $1 in
 	tmpfs) echo "" ;;
 	hp-* | hpm-*) echo "${PEERS[$1]}" ;;
-	plain-io) field "$T/plain.sock" plain-io worker ;;
-	no-sandbox) field "$T/nosb.sock" no-sandbox worker ;;
-	eager-forget) field "$T/eager.sock" eager-forget worker ;;
-	no-pin) field "$T/nopin.sock" no-pin worker ;;
+	plain-io | eager-forget | no-pin | no-sandbox | private-payload)
+		field "$T/$1.sock" "$1" worker ;;
 	qd8) field "$T/main.sock" uring worker ;;
 	*) field "$T/main.sock" "$1" worker ;;
 	esac

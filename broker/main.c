@@ -26,7 +26,9 @@ static void usage(FILE *f)
 		   "\n"
 		   "  -c, --config FILE   the deployment policy to serve\n"
 		   "      --check FILE    validate FILE, print every error as FILE:LINE: ...,\n"
-		   "                      and exit 0 (valid) or 1; touches nothing\n"
+		   "                      and exit 0 (valid) or 1; also warns of a source\n"
+		   "                      the tenant's user could not write (or read), which\n"
+		   "                      does not change the status; touches nothing\n"
 		   "      --check-seccomp FILE\n"
 		   "                      validate a seccomp.policy file and print the rules\n"
 		   "                      it makes, or its errors as FILE:LINE:COLUMN: ...;\n"
@@ -41,7 +43,9 @@ static void usage(FILE *f)
 		   "                      pread/pwrite instead of fixed-buffer ops),\n"
 		   "                      eager-forget (each FORGET read as it comes, not\n"
 		   "                      batched), no-pin (queue threads not bound to their\n"
-		   "                      CPUs), comma-separated. Never in production.\n"
+		   "                      CPUs), private-payload (request payloads in the\n"
+		   "                      worker's own memory, not the pool; file data by\n"
+		   "                      pread/pwrite), comma-separated. Never in production.\n"
 		   "\n"
 		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
@@ -61,6 +65,33 @@ static int check_policy(const char *path, struct rf_policy **out)
 		*out = p;
 	else
 		rf_policy_free(p);
+	return 0;
+}
+
+/*
+ * --check: the policy and its seccomp policies, then what would go wrong
+ * at start without being an error of the text: a source the tenant's user
+ * could not write (or read). Those are warnings; the exit status is 0.
+ */
+static int check_only(const char *path)
+{
+	char msg[RF_POLICY_PATH_MAX + 256];
+	struct rf_policy *p;
+	size_t i, warned = 0;
+
+	if (check_policy(path, &p) < 0)
+		return 1;
+	for (i = 0; i < p->nmounts; i++)
+		if (rf_users_check(p, &p->mounts[i], msg, sizeof(msg))) {
+			fprintf(stderr, "%s:%d: [mount %s]: warning: %s\n", path, p->mounts[i].line,
+				p->mounts[i].name, msg);
+			warned++;
+		}
+	rf_policy_free(p);
+	if (warned)
+		printf("%s: ok, %zu warning%s\n", path, warned, warned == 1 ? "" : "s");
+	else
+		printf("%s: ok\n", path);
 	return 0;
 }
 
@@ -104,9 +135,25 @@ static void on_sighup(int sig, short what, void *arg)
 	rf_tenant_reload(arg, msg, sizeof(msg));
 }
 
+/* --bench-unsafe's switches: name, flag, what the start-up warning says */
+static const struct {
+	const char *name;
+	unsigned int flag;
+	const char *warning;
+} bench_switches[] = {
+	{ "no-sandbox", RF_BENCH_NO_SANDBOX, "workers run WITHOUT their sandbox" },
+	{ "plain-io", RF_BENCH_PLAIN_IO, "file data by pread/pwrite" },
+	{ "eager-forget", RF_BENCH_EAGER_FORGET, "each FORGET read at once" },
+	{ "no-pin", RF_BENCH_NO_PIN, "queue threads unbound" },
+	{ "private-payload", RF_BENCH_PRIVATE_PAYLOAD,
+	  "payloads outside the pool (no adoption of their requests)" },
+};
+#define NBENCH (sizeof(bench_switches) / sizeof(bench_switches[0]))
+
 static int parse_bench(const char *arg, unsigned int *flags)
 {
 	char buf[64], *tok, *save = NULL;
+	size_t i;
 
 	if (strlen(arg) >= sizeof(buf)) {
 		fprintf(stderr, "ringfenced: --bench-unsafe: '%s' is too long\n", arg);
@@ -114,23 +161,29 @@ static int parse_bench(const char *arg, unsigned int *flags)
 	}
 	strcpy(buf, arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "no-sandbox")) {
-			*flags |= RF_BENCH_NO_SANDBOX;
-		} else if (!strcmp(tok, "plain-io")) {
-			*flags |= RF_BENCH_PLAIN_IO;
-		} else if (!strcmp(tok, "eager-forget")) {
-			*flags |= RF_BENCH_EAGER_FORGET;
-		} else if (!strcmp(tok, "no-pin")) {
-			*flags |= RF_BENCH_NO_PIN;
-		} else {
-			fprintf(stderr,
-				"ringfenced: --bench-unsafe: unknown '%s' (expected no-sandbox, "
-				"plain-io, eager-forget, no-pin)\n",
-				tok);
+		for (i = 0; i < NBENCH; i++)
+			if (!strcmp(tok, bench_switches[i].name))
+				break;
+		if (i == NBENCH) {
+			fprintf(stderr, "ringfenced: --bench-unsafe: unknown '%s' (expected", tok);
+			for (i = 0; i < NBENCH; i++)
+				fprintf(stderr, "%s %s", i ? "," : "", bench_switches[i].name);
+			fprintf(stderr, ")\n");
 			return -1;
 		}
+		*flags |= bench_switches[i].flag;
 	}
 	return 0;
+}
+
+static void warn_bench(unsigned int flags)
+{
+	size_t i;
+
+	for (i = 0; i < NBENCH; i++)
+		if (flags & bench_switches[i].flag)
+			log_warnx("--bench-unsafe=%s: %s: for benchmarks only",
+				  bench_switches[i].name, bench_switches[i].warning);
 }
 
 static void find_worker(struct rf_broker *b)
@@ -178,10 +231,7 @@ int main(int argc, char **argv)
 			config = optarg;
 			break;
 		case 'C':
-			if (check_policy(optarg, NULL) < 0)
-				return 1;
-			printf("%s: ok\n", optarg);
-			return 0;
+			return check_only(optarg);
 		case 'S': {
 			static char err[16384];
 
@@ -221,12 +271,7 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
 	find_worker(&b);
-	if (b.bench)
-		log_warnx("--bench-unsafe:%s%s%s%s: for benchmarks only",
-			  b.bench & RF_BENCH_NO_SANDBOX ? " workers run WITHOUT their sandbox" : "",
-			  b.bench & RF_BENCH_PLAIN_IO ? " file data by pread/pwrite" : "",
-			  b.bench & RF_BENCH_EAGER_FORGET ? " each FORGET read at once" : "",
-			  b.bench & RF_BENCH_NO_PIN ? " queue threads unbound" : "");
+	warn_bench(b.bench);
 	b.nqueues = rf_possible_cpus();
 	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");

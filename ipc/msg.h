@@ -94,6 +94,7 @@ struct rf_msg_config {
 #define RF_BENCH_PLAIN_IO 2u /* file data by pread/pwrite, not fixed-buffer ops */
 #define RF_BENCH_EAGER_FORGET 4u /* read each FORGET at once (no rest, queue.c) */
 #define RF_BENCH_NO_PIN 8u /* queue threads free to run on any CPU */
+#define RF_BENCH_PRIVATE_PAYLOAD 16u /* payloads in the worker's own memory, data in line */
 
 struct rf_msg_ring {
 	uint32_t qid;

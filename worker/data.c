@@ -100,7 +100,9 @@ void rf_data_start(struct rf_req *req)
 	/* Install the plugin's file in this entry's slot; the ring keeps its
 	 * own reference, so a plugin closing the fd early cannot redirect
 	 * the op to another file. */
-	req->inline_io = !req->zc && ((q->w->cfg.bench & RF_BENCH_PLAIN_IO) || q->w->memory_source);
+	req->inline_io = !req->zc &&
+			 ((q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD)) ||
+			  q->w->memory_source);
 	r = req->inline_io ? 0
 			   : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
 	if (!req->inline_io && r >= 0)

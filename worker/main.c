@@ -137,6 +137,23 @@ static void recv_config(void)
 	}
 }
 
+/*
+ * make bench only (--bench-unsafe=private-payload): a payload in the
+ * worker's own private memory, as a libfuse server's buffers are, instead
+ * of the pool the broker shares; its data moves by pread/pwrite (the ring's
+ * fixed-buffer ops only reach the pool). The broker cannot see such a
+ * payload, so adoption of its request after a death is not what it is.
+ */
+static char *private_payload(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (p == MAP_FAILED)
+		fatal("mmap private payload");
+	return p;
+}
+
 static void setup_queues(void)
 {
 	uint32_t q, e;
@@ -171,6 +188,8 @@ static void setup_queues(void)
 			req->payload = qu->qpool && !req->classic ? qu->qpool
 								  : req->hdr + RF_SLOT_HDR_SIZE;
 			req->payload_cap = W.geom.payload_size;
+			if ((W.cfg.bench & RF_BENCH_PRIVATE_PAYLOAD) && !qu->qpool && !req->classic)
+				req->payload = private_payload(req->payload_cap);
 			req->fd = -1;
 			req->ss = rf_pool_slot_state(W.pool, &W.geom, slot);
 		}

@@ -102,7 +102,7 @@ rf_roundtrip() {
 rf_log "--bench-unsafe: a bad switch is refused"
 out=$("$RINGFENCED" --bench-unsafe=no-sandbox,bogus -f -c "$T/policy" 2>&1) &&
 	rf_fail "--bench-unsafe=bogus was accepted"
-echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io, eager-forget, no-pin)" || rf_fail "said: $out"
+echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io, eager-forget, no-pin, private-payload)" || rf_fail "said: $out"
 
 rf_log "--bench-unsafe=plain-io: file data by pread/pwrite, none by fixed-buffer ops"
 rf_policy_reset
@@ -111,6 +111,15 @@ RF_BROKER_ARGS=--bench-unsafe=plain-io rf_start pt
 rf_roundtrip
 [ "$(rf_field pt read_fixed_bytes)" = 0 ] || rf_fail "READ_FIXED used: $(rf_field pt read_fixed_bytes)"
 [ "$(rf_field pt write_fixed_bytes)" = 0 ] || rf_fail "WRITE_FIXED used"
+[ "$(rf_field pt bytes_read)" -ge $((8 << 20)) ] || rf_fail "bytes_read = $(rf_field pt bytes_read)"
+rf_assert_worker_fenced "$(rf_worker pt)"
+rf_stop
+
+rf_log "--bench-unsafe=private-payload: the same bytes through payloads outside the pool"
+RF_BROKER_ARGS=--bench-unsafe=private-payload rf_start pt
+grep -q "private-payload: payloads outside the pool" "$T/broker.log" || rf_fail "no warning in the log"
+rf_roundtrip
+[ "$(rf_field pt read_fixed_bytes)" = 0 ] || rf_fail "READ_FIXED used with private payloads"
 [ "$(rf_field pt bytes_read)" -ge $((8 << 20)) ] || rf_fail "bytes_read = $(rf_field pt bytes_read)"
 rf_assert_worker_fenced "$(rf_worker pt)"
 rf_stop
