@@ -221,6 +221,19 @@ bool rf_config_changed(const struct rf_policy *op, const struct rf_mount_policy 
  * another tenant has the same uid and not both set shared_user. An empty
  * source of a dynamic user is handed to it. 0 or -errno, said why. */
 int rf_users_resolve(struct rf_tenant *t);
+/* Whether a worker running as @uid:@gid (no supplementary groups) can use
+ * @m's source as the policy says (write it, unless read_only): 0, or 1
+ * with a sentence in @msg naming the problem and its fix. */
+int rf_users_source_problem(const struct rf_mount_policy *m, uid_t uid, gid_t gid, char *msg,
+			    size_t len);
+/* The uid and gid @m's worker would run as, taking nothing (a dynamic
+ * user users_file lacks is the one it would get): 0, or -errno and why. */
+int rf_users_peek(const struct rf_policy *p, const struct rf_mount_policy *m, uid_t *uid,
+		  gid_t *gid, char *msg, size_t len);
+/* --check: rf_users_peek then rf_users_source_problem (an empty source a
+ * dynamic user would be handed is no problem); 0, or 1 with @msg. */
+int rf_users_check(const struct rf_policy *p, const struct rf_mount_policy *m, char *msg,
+		   size_t len);
 
 /* quota.c: apply disk_max and inodes_max to @t's source through the
  * kernel (project quotas, btrfs qgroups, tmpfs user quotas), or say why

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -130,13 +131,40 @@ static uint32_t hash(const char *s)
 	return h;
 }
 
+/* The id users_file records for @name, if it is still free to use
+ * (in the range, not the host's), else the first free one from the hash
+ * of @name, which no other tenant of @u has; 0 when none is left. */
+static uint32_t pick(const struct rf_policy *p, const char *name, const struct users *u,
+		     const struct entry **recorded)
+{
+	uint32_t lo = p->user_range[0], size = p->user_range[1] - p->user_range[0] + 1, i, id;
+	const struct entry *mine = NULL;
+	size_t j;
+
+	for (j = 0; j < u->n; j++)
+		if (!strcmp(u->e[j].name, name))
+			mine = &u->e[j];
+	*recorded = mine;
+	if (mine && mine->id >= lo && mine->id - lo < size && !host_has(mine->id))
+		return mine->id;
+	for (i = 0; i < size; i++) {
+		id = lo + (hash(name) + i) % size;
+		for (j = 0; j < u->n; j++)
+			if (u->e[j].id == id && &u->e[j] != mine)
+				break;
+		if (j == u->n && !host_has(id))
+			return id;
+	}
+	return 0;
+}
+
 static int dynamic(struct rf_tenant *t)
 {
 	const struct rf_policy *p = t->b->policy;
-	uint32_t lo = p->user_range[0], size = p->user_range[1] - p->user_range[0] + 1, i, id;
+	const struct entry *recorded;
+	struct entry *mine;
 	struct users u;
-	struct entry *mine = NULL;
-	size_t j;
+	uint32_t id;
 	int r;
 
 	r = load(p->users_file, &u);
@@ -144,25 +172,16 @@ static int dynamic(struct rf_tenant *t)
 		log_warnx("%s: read %s: %s", t->pol.name, p->users_file, strerror(-r));
 		return r;
 	}
-	for (j = 0; j < u.n; j++)
-		if (!strcmp(u.e[j].name, t->pol.name))
-			mine = &u.e[j];
-	if (mine && mine->id >= lo && mine->id - lo < size && !host_has(mine->id)) {
-		t->uid = mine->id;
-		t->gid = mine->id;
+	id = pick(p, t->pol.name, &u, &recorded);
+	mine = recorded ? &u.e[recorded - u.e] : NULL;
+	if (mine && mine->id == id) {
+		t->uid = id;
+		t->gid = id;
 		free(u.e);
 		return 0;
 	}
-	for (i = 0; i < size; i++) {
-		id = lo + (hash(t->pol.name) + i) % size;
-		for (j = 0; j < u.n; j++)
-			if (u.e[j].id == id && &u.e[j] != mine)
-				break;
-		if (j == u.n && !host_has(id))
-			break;
-	}
-	if (i == size) {
-		log_warnx("%s: no free id left in user_range %u-%u", t->pol.name, lo,
+	if (!id) {
+		log_warnx("%s: no free id left in user_range %u-%u", t->pol.name, p->user_range[0],
 			  p->user_range[1]);
 		free(u.e);
 		return -ENOSPC;
@@ -215,47 +234,173 @@ static int named(struct rf_tenant *t)
 	return 0;
 }
 
-/* A tenant of its own that is empty belongs to its dynamic user; one that
- * holds files is left as it is, and the log says whose they are. */
-static void give_source(struct rf_tenant *t)
+/* Whether directory @fd holds nothing but . and .. (consumes @fd). */
+static bool empty_dir(int fd)
 {
-	struct stat st;
-	int fd, n = 0;
-	DIR *d;
+	DIR *d = fdopendir(fd);
+	int n = 0;
 
-	if (!t->pol.source[0])
-		return;
-	fd = open(t->pol.source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return; /* the worker says what is wrong with it */
-	}
-	if (st.st_uid == t->uid) {
-		close(fd);
-		return;
-	}
-	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return;
+		return false;
 	}
 	while (n <= 2 && readdir(d))
 		n++;
-	if (n <= 2 && fchown(dirfd(d), t->uid, t->gid) == 0)
+	closedir(d);
+	return n <= 2;
+}
+
+/* Whether a dynamic user's source would be handed to it: empty and not
+ * its own already. */
+static bool handed_over(const char *source, uid_t uid)
+{
+	int fd = open(source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || st.st_uid == uid) {
+		close(fd);
+		return false;
+	}
+	return empty_dir(fd);
+}
+
+/* An empty source of a tenant with its own dynamic user becomes its. */
+static void give_source(struct rf_tenant *t)
+{
+	if (t->pol.source[0] && handed_over(t->pol.source, t->uid) &&
+	    chown(t->pol.source, t->uid, t->gid) == 0)
 		log_info("%s: source %s is empty; it now belongs to the tenant's user %u",
 			 t->pol.name, t->pol.source, (unsigned int)t->uid);
-	else
-		log_warnx("%s: source %s belongs to uid %u; the tenant runs as %u and may change "
-			  "only "
-			  "what that uid may (chown -R %u:%u it to hand it over)",
-			  t->pol.name, t->pol.source, (unsigned int)st.st_uid, (unsigned int)t->uid,
-			  (unsigned int)t->uid, (unsigned int)t->gid);
-	closedir(d);
+}
+
+/* What access(2) says of directory @fd for @uid:@gid without supplementary
+ * groups, as the worker will be: 0 or an errno. Asked in a child, which
+ * takes that identity whole. The worker opens its source as root, so the
+ * directories above it do not count: the child asks of @fd alone. */
+static int access_as(int fd, int mode, uid_t uid, gid_t gid)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(EPERM);
+		_exit(faccessat(fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) < 0 ? errno : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
+int rf_users_source_problem(const struct rf_mount_policy *m, uid_t uid, gid_t gid, char *msg,
+			    size_t len)
+{
+	struct stat st;
+	int e, fd;
+
+	if (!m->source[0])
+		return 0;
+	fd = open(m->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(msg, len, "source %s: %s: the tenant cannot start", m->source,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	e = access_as(fd, m->read_only ? R_OK | X_OK : R_OK | W_OK | X_OK, uid, gid);
+	close(fd);
+	if (e == 0)
+		return 0;
+	if (e == EROFS) {
+		snprintf(msg, len,
+			 "source %s is on a read-only file system: every client write will fail "
+			 "with EROFS; set read_only = yes",
+			 m->source);
+	} else if (e == EACCES && !m->read_only) {
+		snprintf(msg, len,
+			 "source %s (owner %u:%u, mode %04o): the tenant's user (uid %u, gid %u) "
+			 "cannot write it, so every client write will fail with EACCES; hand it "
+			 "over (chown -R %u:%u %s) or set read_only = yes",
+			 m->source, (unsigned int)st.st_uid, (unsigned int)st.st_gid,
+			 (unsigned int)(st.st_mode & 07777), (unsigned int)uid, (unsigned int)gid,
+			 (unsigned int)uid, (unsigned int)gid, m->source);
+	} else {
+		snprintf(msg, len,
+			 "source %s (owner %u:%u, mode %04o): the tenant's user (uid %u, gid %u) "
+			 "cannot read it: %s",
+			 m->source, (unsigned int)st.st_uid, (unsigned int)st.st_gid,
+			 (unsigned int)(st.st_mode & 07777), (unsigned int)uid, (unsigned int)gid,
+			 strerror(e));
+	}
+	return 1;
+}
+
+int rf_users_peek(const struct rf_policy *p, const struct rf_mount_policy *m, uid_t *uid,
+		  gid_t *gid, char *msg, size_t len)
+{
+	if (!strcmp(m->user, RF_USER_DYNAMIC)) {
+		const struct entry *recorded;
+		struct users u;
+		uint32_t id;
+		int r = load(p->users_file, &u);
+
+		if (r < 0) {
+			snprintf(msg, len, "users_file %s: %s", p->users_file, strerror(-r));
+			return r;
+		}
+		id = pick(p, m->name, &u, &recorded);
+		free(u.e);
+		if (!id) {
+			snprintf(msg, len, "no free id left in user_range %u-%u", p->user_range[0],
+				 p->user_range[1]);
+			return -ENOSPC;
+		}
+		*uid = id;
+		*gid = id;
+		return 0;
+	}
+	{
+		struct passwd *pw = getpwnam(m->user);
+		struct group *gr = NULL;
+
+		if (!pw) {
+			snprintf(msg, len, "user '%s' does not exist", m->user);
+			return -ENOENT;
+		}
+		if (m->group[0] && !(gr = getgrnam(m->group))) {
+			snprintf(msg, len, "group '%s' does not exist", m->group);
+			return -ENOENT;
+		}
+		*uid = pw->pw_uid;
+		*gid = gr ? gr->gr_gid : pw->pw_gid;
+	}
+	return 0;
+}
+
+int rf_users_check(const struct rf_policy *p, const struct rf_mount_policy *m, char *msg,
+		   size_t len)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (rf_users_peek(p, m, &uid, &gid, msg, len) < 0)
+		return 1;
+	/* an empty source becomes a dynamic user's at start */
+	if (!strcmp(m->user, RF_USER_DYNAMIC) && m->source[0] && handed_over(m->source, uid))
+		return 0;
+	return rf_users_source_problem(m, uid, gid, msg, len);
 }
 
 int rf_users_resolve(struct rf_tenant *t)
 {
+	char msg[RF_POLICY_PATH_MAX + 256];
 	bool dyn = !strcmp(t->pol.user, RF_USER_DYNAMIC);
 	size_t i;
 	int r;
@@ -286,5 +431,7 @@ int rf_users_resolve(struct rf_tenant *t)
 	}
 	if (dyn)
 		give_source(t);
+	if (rf_users_source_problem(&t->pol, t->uid, t->gid, msg, sizeof(msg)))
+		log_warnx("%s: %s", t->pol.name, msg);
 	return 0;
 }

@@ -2,6 +2,7 @@
 /* Dynamic users (broker/users.c): distinct, stable, never a host account. */
 #include "check_main.h"
 #include "check_tmp.h"
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,67 @@ START_TEST(test_named_users_shared_only_when_said)
 }
 END_TEST
 
+/* a source the worker's identity could not write is named, with the fix;
+ * a read-only tenant needs to read it only */
+START_TEST(test_source_problem)
+{
+	struct rf_mount_policy m = { 0 };
+	char msg[2048], want[RF_POLICY_PATH_MAX + 128], dir[256];
+
+	/* the directories above it are root's, 0700: the worker opens its
+	 * source as root, so they do not count */
+	snprintf(dir, sizeof(dir), "%s/%d", rf_check_top, (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(m.source, sizeof(m.source), "%s/src", dir);
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 1);
+	ck_assert_ptr_nonnull(strstr(msg, "No such file or directory: the tenant cannot start"));
+	ck_assert_int_eq(mkdir(m.source, 0755), 0);
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 1);
+	snprintf(
+		want, sizeof(want),
+		"(owner 0:0, mode 0755): the tenant's user (uid 70001, gid 70001) cannot write it");
+	ck_assert_ptr_nonnull(strstr(msg, want));
+	snprintf(want, sizeof(want),
+		 "hand it over (chown -R 70001:70001 %s) or set read_only = yes", m.source);
+	ck_assert_ptr_nonnull(strstr(msg, want));
+	m.read_only = true;
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(chmod(m.source, 0700), 0);
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 1);
+	ck_assert_ptr_nonnull(strstr(msg, "cannot read it: Permission denied"));
+	m.read_only = false;
+	ck_assert_int_eq(chown(m.source, 70001, 70001), 0);
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 0);
+	/* the group's write bit counts for the gid, without supplementary groups */
+	ck_assert_int_eq(chown(m.source, 0, 70002), 0);
+	ck_assert_int_eq(chmod(m.source, 0770), 0);
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70002, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 1);
+	m.source[0] = '\0';
+	ck_assert_int_eq(rf_users_source_problem(&m, 70001, 70001, msg, sizeof(msg)), 0);
+}
+END_TEST
+
+/* --check's identity is the one the start gives, and it records nothing */
+START_TEST(test_peek_takes_nothing)
+{
+	uid_t uid;
+	gid_t gid;
+	char msg[256];
+
+	ck_assert_int_eq(rf_users_peek(&pol, &ta.pol, &uid, &gid, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(access(file, F_OK), -1);
+	ck_assert_int_eq(rf_users_resolve(&ta), 0);
+	ck_assert_uint_eq(uid, ta.uid);
+	ck_assert_uint_eq(gid, ta.gid);
+	ck_assert_int_eq(rf_users_peek(&pol, &ta.pol, &uid, &gid, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(uid, ta.uid);
+	strcpy(ta.pol.user, "no-such-user-here");
+	ck_assert_int_eq(rf_users_peek(&pol, &ta.pol, &uid, &gid, msg, sizeof(msg)), -ENOENT);
+	ck_assert_str_eq(msg, "user 'no-such-user-here' does not exist");
+}
+END_TEST
+
 static Suite *users_suite(void)
 {
 	Suite *s = suite_create("users");
@@ -157,6 +219,8 @@ static Suite *users_suite(void)
 	tcase_add_test(tc, test_stable);
 	tcase_add_test(tc, test_never_a_host_account);
 	tcase_add_test(tc, test_named_users_shared_only_when_said);
+	tcase_add_test(tc, test_source_problem);
+	tcase_add_test(tc, test_peek_takes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
