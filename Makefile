@@ -1,19 +1,50 @@
 # ringfence: plain make. `make V=1` shows full commands.
-# Targets: all (default), deps, demo, check, check-unit, check-san,
-#          check-integration, check-vm, bench, bench-busy, bench-vm, fuzz, format,
-#          format-check, clean.
+# Targets: all (default), install, uninstall, deps, demo, check, check-unit,
+#          check-san, check-integration, check-vm, bench, bench-busy, bench-vm,
+#          fuzz, format, format-check, clean.
+# make install [PREFIX=/usr/local] [DESTDIR=] (also sbindir, libdir,
+#          libexecdir, sysconfdir, includedir, mandir, docdir, unitdir).
 
 CC      ?= cc
 BUILD   ?= build
-PREFIX  ?= /usr/local
+VERSION := 0.1.0
+
+# Where make install puts things (GNU names; DESTDIR is prepended when
+# copying, never compiled in).
+PREFIX      ?= /usr/local
+prefix      ?= $(PREFIX)
+sbindir     ?= $(prefix)/sbin
+bindir      ?= $(prefix)/bin
+libdir      ?= $(prefix)/lib
+libexecdir  ?= $(prefix)/libexec
+includedir  ?= $(prefix)/include
+datarootdir ?= $(prefix)/share
+mandir      ?= $(datarootdir)/man
+docdir      ?= $(datarootdir)/doc/ringfence
+sysconfdir  ?= $(prefix)/etc
+unitdir     ?= $(prefix)/lib/systemd/system
+pkgconfigdir ?= $(libdir)/pkgconfig
+plugindir   := $(libdir)/ringfence/plugins
+workerdir   := $(libexecdir)/ringfence
+confdir     := $(sysconfdir)/ringfence
+
+# The paths a broker knows without being told. A plain build points them
+# into this tree, so that it runs where it was built; make install builds
+# again, in $(BUILD)/installed, with the installed ones.
+ifeq ($(INSTALLED),1)
+PATHS := -DRF_PLUGIN_DIR=\"$(plugindir)\" -DRF_SECCOMP_POLICY=\"$(confdir)/seccomp.policy\" \
+         -DRF_WORKER_PATH=\"$(workerdir)/ringfence-worker\"
+else
+PATHS := -DRF_PLUGIN_DIR=\"$(abspath $(BUILD))/plugins\" -DRF_SECCOMP_POLICY=\"$(abspath seccomp.policy)\" \
+         -DRF_WORKER_PATH=\"$(abspath $(BUILD))/ringfence-worker\"
+endif
+PATHS += -DRF_POLICY_PATH=\"$(confdir)/ringfence.policy\" -DRF_VERSION=\"$(VERSION)\"
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wsign-compare \
            -Wformat=2 -Wno-format-nonliteral -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-strict-aliasing -fstack-protector-strong \
-           -Iinclude -Iipc -Ipolicy -MMD -MP \
-           -DRF_PLUGIN_DIR=\"$(abspath $(BUILD))/plugins\" \
-           -DRF_SECCOMP_POLICY=\"$(abspath seccomp.policy)\"
+           -Iinclude -Iipc -Ipolicy -MMD -MP $(PATHS)
 LDFLAGS ?=
 PIE     := -fPIE
 SAN     ?=
@@ -56,15 +87,22 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: all deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
+.PHONY: FORCE all installable install uninstall deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
-$(BUILD)/obj/%.o: %.c
+# the compiled-in paths, rewritten only when they change (every object
+# depends on it, so a new prefix rebuilds what has them)
+$(BUILD)/paths: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PATHS)' >$@.new; cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+FORCE:
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(PIE) -c -o $@ $<
 
-$(BUILD)/pic/%.o: %.c
+$(BUILD)/pic/%.o: %.c $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) -fPIC -c -o $@ $<
 
@@ -121,6 +159,50 @@ $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BR
 $(BUILD)/pic/tests/plugins/%.o: CFLAGS += -Iworker
 
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\" -DSHIPPED_POLICY=\"$(abspath seccomp.policy)\"
+
+# ---- make install: a build of its own with the installed paths ----
+INST      := $(BUILD)/installed
+INSTALL   ?= install
+SHIPPED_SOS = $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS))
+SUBST = sed -e 's|@prefix@|$(prefix)|g' -e 's|@includedir@|$(includedir)|g' \
+	-e 's|@plugindir@|$(plugindir)|g' -e 's|@sbindir@|$(sbindir)|g' \
+	-e 's|@confdir@|$(confdir)|g' -e 's|@docdir@|$(docdir)|g' -e 's|@VERSION@|$(VERSION)|g'
+# what make install puts where (uninstall removes the same)
+SBIN_FILES := ringfenced ringfencectl ringfence-fsck
+DOC_FILES  := README.md $(wildcard docs/*.md)
+
+$(BUILD)/dist/%: dist/%.in $(BUILD)/paths
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)$(SUBST) $< >$@
+
+installable: $(BINS) $(SHIPPED_SOS) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc
+
+install:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(INST) INSTALLED=1 installable
+	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(workerdir) $(DESTDIR)$(plugindir) \
+		$(DESTDIR)$(confdir) $(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(pkgconfigdir) \
+		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples
+	$(INSTALL) -m 0755 $(addprefix $(INST)/,$(SBIN_FILES)) $(DESTDIR)$(sbindir)/
+	$(INSTALL) -m 0755 $(INST)/ringfence-worker $(DESTDIR)$(workerdir)/
+	$(INSTALL) -m 0644 $(patsubst %,$(INST)/plugins/%.so,$(PLUGINS)) $(DESTDIR)$(plugindir)/
+	$(INSTALL) -m 0644 seccomp.policy $(DESTDIR)$(confdir)/
+	$(INSTALL) -m 0644 include/ringfence/plugin.h $(DESTDIR)$(includedir)/ringfence/
+	$(INSTALL) -m 0644 $(INST)/dist/ringfence-plugin.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -m 0644 $(INST)/dist/ringfenced.service $(DESTDIR)$(unitdir)/
+	$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(docdir)/
+	$(INSTALL) -m 0644 examples/ringfence.policy $(DESTDIR)$(docdir)/examples/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(SBIN_FILES)) \
+		$(DESTDIR)$(workerdir)/ringfence-worker \
+		$(patsubst %,$(DESTDIR)$(plugindir)/%.so,$(PLUGINS)) \
+		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(includedir)/ringfence/plugin.h \
+		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
+		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
+		$(DESTDIR)$(docdir)/examples/ringfence.policy
+	@for d in $(DESTDIR)$(plugindir) $(DESTDIR)$(libdir)/ringfence $(DESTDIR)$(workerdir) \
+		$(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) \
+		$(DESTDIR)$(confdir); do rmdir "$$d" 2>/dev/null || :; done
 
 deps:
 	@./tools/install-deps.sh
@@ -192,7 +274,7 @@ fuzz: deps
 	@./tools/install-deps.sh clang libclang-rt-14-dev
 	@./tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests -name '*.[ch]' 2>/dev/null)
+FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests examples -name '*.[ch]' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_SRC)
 format-check:

@@ -17,14 +17,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ringfenced [-f] [-d] -c POLICY\n"
+	fprintf(f, "usage: ringfenced [-f] [-d] [-c POLICY]\n"
 		   "       ringfenced --check POLICY\n"
 		   "       ringfenced --check-seccomp FILE\n"
 		   "\n"
 		   "Run untrusted FUSE filesystem plugins, one sandboxed worker per mount,\n"
 		   "as the deployment policy file POLICY describes.\n"
 		   "\n"
-		   "  -c, --config FILE   the deployment policy to serve\n"
+		   "  -c, --config FILE   the deployment policy to serve (default:\n"
+		   "                      " RF_POLICY_PATH ")\n"
 		   "      --check FILE    validate FILE, print every error as FILE:LINE: ...,\n"
 		   "                      and exit 0 (valid) or 1; also warns of a source\n"
 		   "                      the tenant's user could not write (or read), which\n"
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 		   "  -f, --foreground    stay in the foreground and log to stderr\n"
 		   "  -d, --debug         log debug messages too\n"
 		   "  -h, --help          this text\n"
+		   "      --version       print the version and the paths built in\n"
 		   "      --bench-unsafe LIST\n"
 		   "                      for make bench only, to measure what the defaults\n"
 		   "                      cost: no-sandbox (workers get no namespaces, no new\n"
@@ -186,23 +188,13 @@ static void warn_bench(unsigned int flags)
 				  bench_switches[i].name, bench_switches[i].warning);
 }
 
+/* The worker is where the build put it (make: next to this broker in the
+ * build tree; make install: $(libexecdir)/ringfence). */
 static void find_worker(struct rf_broker *b)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0)
-		fatal("readlink /proc/self/exe");
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		fatalx("odd /proc/self/exe: %s", self);
-	*slash = '\0';
-	if (strlen(self) + sizeof("/ringfence-worker") > sizeof(b->worker_path))
-		fatalx("path too long: %s", self);
-	strcpy(b->worker_path, self);
-	strcat(b->worker_path, "/ringfence-worker");
+	if (strlen(RF_WORKER_PATH) >= sizeof(b->worker_path))
+		fatalx("path too long: %s", RF_WORKER_PATH);
+	strcpy(b->worker_path, RF_WORKER_PATH);
 	if (access(b->worker_path, X_OK) < 0)
 		fatal("worker %s", b->worker_path);
 }
@@ -217,11 +209,12 @@ int main(int argc, char **argv)
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "bench-unsafe", required_argument, NULL, 'B' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_broker b = { .ctl_fd = -1 };
 	struct event *ev_term, *ev_int, *ev_chld, *ev_hup;
-	const char *config = NULL;
+	const char *config = RF_POLICY_PATH;
 	int c, debug = 0, started = 0;
 	size_t i;
 
@@ -254,12 +247,18 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("ringfenced %s\npolicy %s\nplugin_dir %s\nseccomp_policy %s\n"
+			       "worker %s\n",
+			       RF_VERSION, RF_POLICY_PATH, RF_PLUGIN_DIR, RF_SECCOMP_POLICY,
+			       RF_WORKER_PATH);
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
 		}
 	}
-	if (!config || optind != argc) {
+	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}

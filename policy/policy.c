@@ -12,14 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef RF_SECCOMP_POLICY
-#define RF_SECCOMP_POLICY "/usr/local/share/ringfence/seccomp.policy"
-#endif
-
-#ifndef RF_PLUGIN_DIR
-#define RF_PLUGIN_DIR "/usr/local/lib/ringfence/plugins"
-#endif
-
 #define RF_POLICY_FILE_MAX (1024 * 1024)
 #define RF_POLICY_MOUNTS_MAX 256
 

@@ -26,6 +26,25 @@ enum rf_feature {
 	RF_FEATURE_OFF,
 };
 
+/* The paths built in (the Makefile's PATHS: a plain build's point into
+ * its tree, make install's to where it installs); these are make
+ * install's defaults, for a compiler run without them. */
+#ifndef RF_PLUGIN_DIR
+#define RF_PLUGIN_DIR "/usr/local/lib/ringfence/plugins"
+#endif
+#ifndef RF_SECCOMP_POLICY
+#define RF_SECCOMP_POLICY "/usr/local/etc/ringfence/seccomp.policy"
+#endif
+#ifndef RF_WORKER_PATH
+#define RF_WORKER_PATH "/usr/local/libexec/ringfence/ringfence-worker"
+#endif
+#ifndef RF_POLICY_PATH
+#define RF_POLICY_PATH "/usr/local/etc/ringfence/ringfence.policy"
+#endif
+#ifndef RF_VERSION
+#define RF_VERSION "unknown"
+#endif
+
 #define RF_POLICY_NAME_MAX 64
 #define RF_POLICY_PATH_MAX 1024
 #define RF_POLICY_OPTIONS_MAX 1024

@@ -193,15 +193,17 @@ rf_field() {
 # Start the broker on $T/policy and wait until every tenant in $@ runs
 # (in the cgroup v2 group $RF_BROKER_CGROUP, if set, as its only process).
 rf_start() {
-	local i t ok
+	local i t ok cfg=(-c "$T/policy")
+	# RF_DEFAULT_CONFIG=1: no -c, the broker's built-in policy path
+	[ -n "${RF_DEFAULT_CONFIG:-}" ] && cfg=()
 	if [ -n "${RF_BROKER_CGROUP:-}" ]; then
 		# the broker alone in the cgroup v2 group RF_BROKER_CGROUP
 		# shellcheck disable=SC2016,SC2086 # $$ is the inner shell's
 		bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$RF_BROKER_CGROUP" \
-			"$RINGFENCED" ${RF_BROKER_ARGS:-} -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+			"$RINGFENCED" ${RF_BROKER_ARGS:-} -f "${cfg[@]}" >"$T/broker.log" 2>&1 &
 	else
 		# shellcheck disable=SC2086 # RF_BROKER_ARGS: extra words, e.g. --bench-unsafe=...
-		"$RINGFENCED" ${RF_BROKER_ARGS:-} -f -c "$T/policy" >"$T/broker.log" 2>&1 &
+		"$RINGFENCED" ${RF_BROKER_ARGS:-} -f "${cfg[@]}" >"$T/broker.log" 2>&1 &
 	fi
 	BROKER_PID=$!
 	for i in $(rf_tries 100); do

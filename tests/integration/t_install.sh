@@ -1,0 +1,88 @@
+#!/bin/bash
+# make install / make uninstall: the layout, an installed broker that finds
+# its worker, plugins, seccomp policy and deployment policy without being
+# told, and a plugin built outside the tree against the installed SDK only
+# (examples/sdk), served by that broker.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+P=$T/prefix
+MAKEVARS=(BUILD="$T/build" PREFIX="$P" sysconfdir="$T/etc")
+
+installed() { # DIR: every file and symlink under DIR, relative, sorted
+	(cd "$1" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
+}
+expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
+	local docs d
+	docs=$(cd "$ROOT" && for d in README.md docs/*.md; do echo "share/doc/ringfence/${d##*/}"; done)
+	{
+		printf '%s\n' include/ringfence/plugin.h lib/pkgconfig/ringfence-plugin.pc \
+			lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
+			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
+			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfencectl \
+			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy
+		echo "$docs"
+	} | LC_ALL=C sort
+}
+
+rf_log "make install PREFIX=... sysconfdir=...: the layout"
+make -s -C "$ROOT" "${MAKEVARS[@]}" install >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; rf_fail "make install"; }
+diff <(expected) <(installed "$P") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
+[ "$(installed "$T/etc")" = ringfence/seccomp.policy ] || rf_fail "in sysconfdir: $(installed "$T/etc")"
+cmp -s "$ROOT/seccomp.policy" "$T/etc/ringfence/seccomp.policy" || rf_fail "seccomp.policy differs"
+[ "$(stat -c %a "$P/sbin/ringfenced")" = 755 ] || rf_fail "ringfenced mode"
+[ "$(stat -c %a "$P/lib/ringfence/plugins/passthrough.so")" = 644 ] || rf_fail "plugin mode"
+grep -qx "ExecStart=$P/sbin/ringfenced -f -c $T/etc/ringfence/ringfence.policy" \
+	"$P/lib/systemd/system/ringfenced.service" || rf_fail "the unit's ExecStart"
+grep -q "@[a-z]*@" "$P/lib/systemd/system/ringfenced.service" "$P/lib/pkgconfig/ringfence-plugin.pc" &&
+	rf_fail "a placeholder left in a generated file"
+want="ringfenced $(sed -n 's/^VERSION := //p' "$ROOT/Makefile")
+policy $T/etc/ringfence/ringfence.policy
+plugin_dir $P/lib/ringfence/plugins
+seccomp_policy $T/etc/ringfence/seccomp.policy
+worker $P/libexec/ringfence/ringfence-worker"
+[ "$("$P/sbin/ringfenced" --version)" = "$want" ] || rf_fail "--version: $("$P/sbin/ringfenced" --version)"
+
+rf_log "the SDK: a plugin built in a copy of examples/sdk, against the installed header only"
+cp -r "$ROOT/examples/sdk" "$T/sdk"
+PKG_CONFIG_PATH=$P/lib/pkgconfig make -s -C "$T/sdk" >"$T/sdk.log" 2>&1 || { cat "$T/sdk.log" >&2; rf_fail "the SDK example did not build"; }
+flags=$(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --cflags --libs ringfence-plugin)
+# shellcheck disable=SC2086 # words, not one
+[ "$(echo $flags)" = "-I$P/include" ] || rf_fail "pkg-config --cflags --libs: $flags"
+[ "$(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --variable=plugindir ringfence-plugin)" = "$P/lib/ringfence/plugins" ] ||
+	rf_fail "pkg-config plugindir"
+
+rf_log "the installed broker, without options: its policy, worker, plugins and seccomp policy"
+rf_policy pt passthrough "$T/src"
+rf_policy motd "$T/sdk/motd.so" "" "options = Built outside the tree."
+cp "$T/policy" "$T/etc/ringfence/ringfence.policy"
+RINGFENCED=$P/sbin/ringfenced RF_DEFAULT_CONFIG=1 rf_start pt motd
+W=$(rf_worker pt)
+[ "$(readlink "/proc/$W/exe")" = "$P/libexec/ringfence/ringfence-worker" ] ||
+	rf_fail "the worker is $(readlink "/proc/$W/exe")"
+grep -q " $P/lib/ringfence/plugins/passthrough.so$" "/proc/$W/maps" ||
+	rf_fail "the worker did not load the installed passthrough.so"
+echo data >"$T/pt.mnt/f" && [ "$(cat "$T/src/f")" = data ] || rf_fail "passthrough round trip"
+[ "$(cat "$T/motd.mnt/motd")" = "Built outside the tree." ] || rf_fail "motd says: $(cat "$T/motd.mnt/motd")"
+[ "$(ls "$T/motd.mnt")" = motd ] || rf_fail "motd lists: $(ls "$T/motd.mnt")"
+rf_assert_worker_fenced "$(rf_worker motd)"
+rf_stop
+# the installed seccomp policy is the one it reads: spoil it and --check says so
+echo "bogus line" >>"$T/etc/ringfence/seccomp.policy"
+out=$("$P/sbin/ringfenced" --check "$T/etc/ringfence/ringfence.policy" 2>&1) &&
+	rf_fail "--check passed a spoilt installed seccomp policy"
+echo "$out" | grep -q "^$T/etc/ringfence/seccomp.policy:" || rf_fail "--check said: $out"
+
+rf_log "make uninstall: nothing left but the administrator's policy"
+make -s -C "$ROOT" "${MAKEVARS[@]}" uninstall >"$T/uninstall.log" 2>&1 || { cat "$T/uninstall.log" >&2; rf_fail "make uninstall"; }
+[ -z "$(installed "$P")" ] || rf_fail "left after uninstall: $(installed "$P")"
+[ "$(installed "$T/etc")" = ringfence/ringfence.policy ] || rf_fail "in sysconfdir: $(installed "$T/etc")"
+
+rf_log "make install DESTDIR=... PREFIX=/usr sysconfdir=/etc: the paths built in are the final ones"
+make -s -C "$ROOT" BUILD="$T/build" DESTDIR="$T/dest" PREFIX=/usr sysconfdir=/etc install >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log" >&2; rf_fail "make install DESTDIR"; }
+diff <(expected) <(installed "$T/dest/usr") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
+[ "$(installed "$T/dest/etc")" = ringfence/seccomp.policy ] || rf_fail "in /etc: $(installed "$T/dest/etc")"
+"$T/dest/usr/sbin/ringfenced" --version | grep -qx "plugin_dir /usr/lib/ringfence/plugins" ||
+	rf_fail "--version: $("$T/dest/usr/sbin/ringfenced" --version)"
+grep -qx "ExecStart=/usr/sbin/ringfenced -f -c /etc/ringfence/ringfence.policy" \
+	"$T/dest/usr/lib/systemd/system/ringfenced.service" || rf_fail "the unit's ExecStart"
