@@ -87,7 +87,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: FORCE all installable install uninstall deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
+.PHONY: FORCE all installable install uninstall check-man deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -166,22 +166,37 @@ INSTALL   ?= install
 SHIPPED_SOS = $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS))
 SUBST = sed -e 's|@prefix@|$(prefix)|g' -e 's|@includedir@|$(includedir)|g' \
 	-e 's|@plugindir@|$(plugindir)|g' -e 's|@sbindir@|$(sbindir)|g' \
-	-e 's|@confdir@|$(confdir)|g' -e 's|@docdir@|$(docdir)|g' -e 's|@VERSION@|$(VERSION)|g'
+	-e 's|@confdir@|$(confdir)|g' -e 's|@docdir@|$(docdir)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	-e 's|@workerdir@|$(workerdir)|g'
 # what make install puts where (uninstall removes the same)
 SBIN_FILES := ringfenced ringfencectl ringfence-fsck
 DOC_FILES  := README.md $(wildcard docs/*.md)
+
+MAN_PAGES  := $(patsubst man/%.in,%,$(wildcard man/*.in))
 
 $(BUILD)/dist/%: dist/%.in $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,GEN,$@)$(SUBST) $< >$@
 
-installable: $(BINS) $(SHIPPED_SOS) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc
+$(BUILD)/man/%: man/%.in $(BUILD)/paths
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)$(SUBST) $< >$@
+
+installable: $(BINS) $(SHIPPED_SOS) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
+	$(addprefix $(BUILD)/man/,$(MAN_PAGES))
+
+# every man page renders without a warning, as lintian checks them
+check-man: $(addprefix $(BUILD)/man/,$(MAN_PAGES))
+	@./tests/check-man.sh $^
 
 install:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(INST) INSTALLED=1 installable
 	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(workerdir) $(DESTDIR)$(plugindir) \
 		$(DESTDIR)$(confdir) $(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(pkgconfigdir) \
-		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples
+		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples $(DESTDIR)$(mandir)/man5 \
+		$(DESTDIR)$(mandir)/man8
+	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.5,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man5/
+	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.8,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man8/
 	$(INSTALL) -m 0755 $(addprefix $(INST)/,$(SBIN_FILES)) $(DESTDIR)$(sbindir)/
 	$(INSTALL) -m 0755 $(INST)/ringfence-worker $(DESTDIR)$(workerdir)/
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/plugins/%.so,$(PLUGINS)) $(DESTDIR)$(plugindir)/
@@ -199,7 +214,9 @@ uninstall:
 		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(includedir)/ringfence/plugin.h \
 		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
-		$(DESTDIR)$(docdir)/examples/ringfence.policy
+		$(DESTDIR)$(docdir)/examples/ringfence.policy \
+		$(patsubst %,$(DESTDIR)$(mandir)/man5/%,$(filter %.5,$(MAN_PAGES))) \
+		$(patsubst %,$(DESTDIR)$(mandir)/man8/%,$(filter %.8,$(MAN_PAGES)))
 	@for d in $(DESTDIR)$(plugindir) $(DESTDIR)$(libdir)/ringfence $(DESTDIR)$(workerdir) \
 		$(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) \
 		$(DESTDIR)$(confdir); do rmdir "$$d" 2>/dev/null || :; done
@@ -245,6 +262,7 @@ bench-vm: deps
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory check-man
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-san
 	$(Q)$(MAKE) --no-print-directory check-integration

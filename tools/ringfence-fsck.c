@@ -35,7 +35,7 @@
 #include "policy.h"
 #include "../plugins/record.h"
 
-#define DEFAULT_POLICY "/etc/ringfence/ringfence.policy"
+#define DEFAULT_POLICY RF_POLICY_PATH
 
 /* fsck(8)'s exit status bits */
 enum {

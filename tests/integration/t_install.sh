@@ -19,7 +19,9 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 			lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
 			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
 			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfencectl \
-			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy
+			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \
+			share/man/man5/ringfence.policy.5 share/man/man5/ringfence-seccomp.policy.5 \
+			share/man/man8/ringfenced.8 share/man/man8/ringfencectl.8 share/man/man8/ringfence-fsck.8
 		echo "$docs"
 	} | LC_ALL=C sort
 }
@@ -33,8 +35,11 @@ cmp -s "$ROOT/seccomp.policy" "$T/etc/ringfence/seccomp.policy" || rf_fail "secc
 [ "$(stat -c %a "$P/lib/ringfence/plugins/passthrough.so")" = 644 ] || rf_fail "plugin mode"
 grep -qx "ExecStart=$P/sbin/ringfenced -f -c $T/etc/ringfence/ringfence.policy" \
 	"$P/lib/systemd/system/ringfenced.service" || rf_fail "the unit's ExecStart"
-grep -q "@[a-z]*@" "$P/lib/systemd/system/ringfenced.service" "$P/lib/pkgconfig/ringfence-plugin.pc" &&
+grep -q "@[a-z]*@" "$P/lib/systemd/system/ringfenced.service" "$P/lib/pkgconfig/ringfence-plugin.pc" \
+	"$P"/share/man/man*/* &&
 	rf_fail "a placeholder left in a generated file"
+grep -qF "$P/libexec/ringfence/ringfence\-worker" "$P/share/man/man8/ringfenced.8" ||
+	rf_fail "ringfenced.8 does not name the installed worker"
 want="ringfenced $(sed -n 's/^VERSION := //p' "$ROOT/Makefile")
 policy $T/etc/ringfence/ringfence.policy
 plugin_dir $P/lib/ringfence/plugins
@@ -86,3 +91,7 @@ diff <(expected) <(installed "$T/dest/usr") >"$T/diff" || { cat "$T/diff" >&2; r
 	rf_fail "--version: $("$T/dest/usr/sbin/ringfenced" --version)"
 grep -qx "ExecStart=/usr/sbin/ringfenced -f -c /etc/ringfence/ringfence.policy" \
 	"$T/dest/usr/lib/systemd/system/ringfenced.service" || rf_fail "the unit's ExecStart"
+# (with a prefix as short as a distribution's: a long one makes lines that
+# man cannot adjust)
+"$ROOT/tests/check-man.sh" "$T"/dest/usr/share/man/man*/* >"$T/man.log" 2>&1 ||
+	{ cat "$T/man.log" >&2; rf_fail "installed man pages"; }
