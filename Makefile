@@ -87,7 +87,7 @@ CAPNG_LIBS  := $(shell pkg-config --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-.PHONY: FORCE all installable install uninstall check-man deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
+.PHONY: FORCE all installable install uninstall check-man deb check-deb deps demo check check-unit check-san check-integration check-vm vm-build bench bench-busy bench-vm fuzz format format-check clean
 
 all: $(BINS) $(PLUGIN_SOS)
 
@@ -100,11 +100,11 @@ FORCE:
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/paths
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) $(PIE) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(PIE) -c -o $@ $<
 
 $(BUILD)/pic/%.o: %.c $(BUILD)/paths
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(LIB): $(call obj,$(LIB_SRC))
 	$(call say,AR,$@)ar rcs $@ $^
@@ -221,6 +221,17 @@ uninstall:
 		$(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) \
 		$(DESTDIR)$(confdir); do rmdir "$$d" 2>/dev/null || :; done
 
+# the Debian packages (debian/), built in build/deb and checked by lintian
+DEB_DEPS := debhelper dpkg-dev fakeroot lintian systemd
+deb: deps
+	@./tools/install-deps.sh $(DEB_DEPS)
+	@./tools/make-deb.sh
+
+# make deb, then the packages unpacked, installed, run and purged
+check-deb: deps
+	@./tools/install-deps.sh $(DEB_DEPS)
+	@./tests/check-deb.sh
+
 deps:
 	@./tools/install-deps.sh
 
@@ -266,6 +277,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-san
 	$(Q)$(MAKE) --no-print-directory check-integration
+	$(Q)$(MAKE) --no-print-directory check-deb
 	$(Q)$(MAKE) --no-print-directory check-vm
 
 demo: deps
