@@ -75,7 +75,7 @@ pobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 LIB        := $(BUILD)/libringfence.a
 BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencectl \
-              $(BUILD)/ringfence-fsck
+              $(BUILD)/ringfence-fsck $(BUILD)/ringfence-plugin-check
 PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
               $(patsubst %,$(BUILD)/tests/plugins/%.so,$(TEST_PLUGINS))
 UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS))
@@ -119,6 +119,9 @@ $(BUILD)/ringfencectl: $(call obj,$(CTL_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
 
 $(BUILD)/ringfence-fsck: $(call obj,$(FSCK_SRC)) $(LIB)
+	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
+
+$(BUILD)/ringfence-plugin-check: $(call obj,tools/ringfence-plugin-check.c) $(LIB)
 	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
 
 # the ownership record's format, shared with ringfence-fsck
@@ -169,7 +172,7 @@ SUBST = sed -e 's|@prefix@|$(prefix)|g' -e 's|@includedir@|$(includedir)|g' \
 	-e 's|@confdir@|$(confdir)|g' -e 's|@docdir@|$(docdir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@workerdir@|$(workerdir)|g'
 # what make install puts where (uninstall removes the same)
-SBIN_FILES := ringfenced ringfencectl ringfence-fsck
+SBIN_FILES := ringfenced ringfencectl ringfence-fsck ringfence-plugin-check
 DOC_FILES  := README.md $(wildcard docs/*.md)
 
 MAN_PAGES  := $(patsubst man/%.in,%,$(wildcard man/*.in))
@@ -200,7 +203,7 @@ install:
 	$(INSTALL) -m 0755 $(addprefix $(INST)/,$(SBIN_FILES)) $(DESTDIR)$(sbindir)/
 	$(INSTALL) -m 0755 $(INST)/ringfence-worker $(DESTDIR)$(workerdir)/
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/plugins/%.so,$(PLUGINS)) $(DESTDIR)$(plugindir)/
-	$(INSTALL) -m 0644 seccomp.policy $(DESTDIR)$(confdir)/
+	$(INSTALL) -m 0644 seccomp.policy worker.policy $(DESTDIR)$(confdir)/
 	$(INSTALL) -m 0644 include/ringfence/plugin.h $(DESTDIR)$(includedir)/ringfence/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfence-plugin.pc $(DESTDIR)$(pkgconfigdir)/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfenced.service $(DESTDIR)$(unitdir)/
@@ -211,7 +214,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(SBIN_FILES)) \
 		$(DESTDIR)$(workerdir)/ringfence-worker \
 		$(patsubst %,$(DESTDIR)$(plugindir)/%.so,$(PLUGINS)) \
-		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(includedir)/ringfence/plugin.h \
+		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(confdir)/worker.policy \
+		$(DESTDIR)$(includedir)/ringfence/plugin.h \
 		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
 		$(DESTDIR)$(docdir)/examples/ringfence.policy \

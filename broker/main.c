@@ -48,6 +48,10 @@ static void usage(FILE *f)
 		   "                      CPUs), private-payload (request payloads in the\n"
 		   "                      worker's own memory, not the pool; file data by\n"
 		   "                      pread/pwrite), comma-separated. Never in production.\n"
+		   "      --learn-seccomp for ringfence-plugin-check --learn: each worker lets\n"
+		   "                      through and logs (learn: SYSCALL during OPERATION)\n"
+		   "                      every call its seccomp policy refuses. Never in\n"
+		   "                      production.\n"
 		   "\n"
 		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
@@ -210,6 +214,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "bench-unsafe", required_argument, NULL, 'B' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "learn-seccomp", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_broker b = { .ctl_fd = -1 };
@@ -247,6 +252,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'L':
+			b.bench |= RF_UNSAFE_LEARN_SECCOMP;
+			break;
 		case 'V':
 			printf("ringfenced %s\npolicy %s\nplugin_dir %s\nseccomp_policy %s\n"
 			       "worker %s\n",
@@ -271,6 +279,9 @@ int main(int argc, char **argv)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
 	find_worker(&b);
 	warn_bench(b.bench);
+	if (b.bench & RF_UNSAFE_LEARN_SECCOMP)
+		log_warnx("--learn-seccomp: workers allow every system call and log those their "
+			  "seccomp policy refuses: for ringfence-plugin-check --learn only");
 	b.nqueues = rf_possible_cpus();
 	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");

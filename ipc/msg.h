@@ -95,6 +95,9 @@ struct rf_msg_config {
 #define RF_BENCH_EAGER_FORGET 4u /* read each FORGET at once (no rest, queue.c) */
 #define RF_BENCH_NO_PIN 8u /* queue threads free to run on any CPU */
 #define RF_BENCH_PRIVATE_PAYLOAD 16u /* payloads in the worker's own memory, data in line */
+/* ringfenced --learn-seccomp (ringfence-plugin-check --learn): calls the
+ * seccomp policy refuses are let through and logged, never in production */
+#define RF_UNSAFE_LEARN_SECCOMP 32u
 
 struct rf_msg_ring {
 	uint32_t qid;

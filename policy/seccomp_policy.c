@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -813,9 +815,9 @@ static const enum scmp_compare scmp_ops[] = {
 	[RF_SC_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
 };
 
-static int build(const struct rf_sc_policy *p, scmp_filter_ctx *out, int tsync)
+static int build(const struct rf_sc_policy *p, scmp_filter_ctx *out, int tsync, uint32_t dflt)
 {
-	scmp_filter_ctx ctx = seccomp_init(scmp_action(p->default_action, 0));
+	scmp_filter_ctx ctx = seccomp_init(dflt);
 	size_t i, j, k;
 	int r;
 
@@ -865,7 +867,7 @@ static int build(const struct rf_sc_policy *p, scmp_filter_ctx *out, int tsync)
 int rf_sc_policy_export_bpf(const struct rf_sc_policy *p, int fd)
 {
 	scmp_filter_ctx ctx;
-	int r = build(p, &ctx, 0);
+	int r = build(p, &ctx, 0, scmp_action(p->default_action, 0));
 
 	if (r)
 		return r;
@@ -877,13 +879,36 @@ int rf_sc_policy_export_bpf(const struct rf_sc_policy *p, int fd)
 int rf_sc_policy_load_filter(const struct rf_sc_policy *p)
 {
 	scmp_filter_ctx ctx;
-	int r = build(p, &ctx, 1);
+	int r = build(p, &ctx, 1, scmp_action(p->default_action, 0));
 
 	if (r)
 		return r;
 	r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return r;
+}
+
+int rf_sc_policy_load_learning(const struct rf_sc_policy *p)
+{
+	scmp_filter_ctx ctx;
+	int r = build(p, &ctx, 1, SCMP_ACT_NOTIFY), fd;
+
+	if (r)
+		return r;
+	/* what the supervising thread itself calls: were those notified,
+	 * it would wait for its own answer */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+			     SCMP_A1(SCMP_CMP_EQ, SECCOMP_IOCTL_NOTIF_RECV));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_EQ, SECCOMP_IOCTL_NOTIF_SEND));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(gettid), 0);
+	if (!r)
+		r = seccomp_load(ctx);
+	fd = r ? r : seccomp_notify_fd(ctx);
+	seccomp_release(ctx);
+	return fd;
 }
 
 static const char *action_name(enum rf_sc_action a)

@@ -92,6 +92,11 @@ void rf_sc_policy_free(struct rf_sc_policy *p);
 int rf_sc_policy_export_bpf(const struct rf_sc_policy *p, int fd);
 /* Load the policy into the calling process, all threads. Returns 0 or -errno. */
 int rf_sc_policy_load_filter(const struct rf_sc_policy *p);
+/* The same, but every call the policy would refuse is sent to a listener
+ * instead (SECCOMP_RET_USER_NOTIF), and ioctl's NOTIF_RECV and NOTIF_SEND
+ * and gettid are allowed, for the thread that answers it: the listener's
+ * fd, or a negative errno. ringfenced --learn-seccomp only. */
+int rf_sc_policy_load_learning(const struct rf_sc_policy *p);
 /* The effective rules, one per line, as `--check-seccomp` prints them. */
 void rf_sc_policy_print(const struct rf_sc_policy *p, FILE *f);
 

@@ -51,14 +51,15 @@ say "unpacked into a scratch root: the file list"
 files() { dpkg -c "$1" | awk '$1 !~ /^d/ { sub(/^\.\//, "", $6); print $6 }' | LC_ALL=C sort; }
 files "$D/ringfence_${V}_amd64.deb" >"$T/got"
 {
-	printf '%s\n' etc/ringfence/seccomp.policy lib/systemd/system/ringfenced.service \
+	printf '%s\n' etc/ringfence/seccomp.policy etc/ringfence/worker.policy lib/systemd/system/ringfenced.service \
 		usr/lib/$MA/ringfence/plugins/hello.so usr/lib/$MA/ringfence/plugins/memfs.so \
 		usr/lib/$MA/ringfence/plugins/passthrough.so usr/libexec/ringfence/ringfence-worker \
-		usr/sbin/ringfence-fsck usr/sbin/ringfencectl usr/sbin/ringfenced \
+		usr/sbin/ringfence-fsck usr/sbin/ringfence-plugin-check usr/sbin/ringfencectl usr/sbin/ringfenced \
 		usr/share/doc/ringfence/changelog.gz usr/share/doc/ringfence/copyright \
 		usr/share/doc/ringfence/examples/ringfence.policy \
 		usr/share/man/man5/ringfence-seccomp.policy.5.gz usr/share/man/man5/ringfence.policy.5.gz \
-		usr/share/man/man8/ringfence-fsck.8.gz usr/share/man/man8/ringfencectl.8.gz \
+		usr/share/man/man8/ringfence-fsck.8.gz usr/share/man/man8/ringfence-plugin-check.8.gz \
+		usr/share/man/man8/ringfencectl.8.gz \
 		usr/share/man/man8/ringfenced.8.gz
 	# README.md and docs/*.md, compressed or not as dh_compress decides
 	for f in "$ROOT"/README.md "$ROOT"/docs/*.md; do

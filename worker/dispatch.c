@@ -552,6 +552,7 @@ void rf_dispatch(struct rf_req *req)
 			rf_reply_err(req, ESTALE);
 		return;
 	}
+	__atomic_store_n(&req->q->learn_op, op, __ATOMIC_RELAXED);
 	ops[op].fn(req, p);
 }
 

@@ -389,7 +389,12 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
 			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
 	}
-	err = sandbox ? rf_sc_policy_load_filter(sc_policy) : 0;
+	if (!sandbox)
+		err = 0;
+	else if (W.cfg.bench & RF_UNSAFE_LEARN_SECCOMP)
+		err = rf_learn_start(&W, sc_policy);
+	else
+		err = rf_sc_policy_load_filter(sc_policy);
 	if (err < 0)
 		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
 	rf_sc_policy_free(sc_policy);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -666,6 +667,7 @@ static void *queue_main(void *arg)
 	int r;
 
 	cur_queue = q;
+	q->tid = (pid_t)syscall(SYS_gettid);
 	pin_to_cpu(q);
 	r = queue_prepare(q);
 	/* tell the main thread, and wait until the process has dropped its

@@ -108,6 +108,10 @@ struct rf_queue {
 	bool zc; /* a zero-copy queue: FUSE_URING_ZERO_COPY, a buffer slot per entry */
 	int setup_err; /* of its trusted start-up, with what failed */
 	char failed[160];
+	/* ringfenced --learn-seccomp (learn.c): this thread's id, and the
+	 * operation of the request it last handed to the plugin */
+	pid_t tid;
+	uint32_t learn_op;
 };
 
 /*
@@ -177,7 +181,11 @@ void rf_rescue_plan(struct rf_worker *w);
 /* dispatch.c */
 /* Size of each opcode's first argument on the wire (0 if none or unknown). */
 uint32_t rf_op_arg0_size(uint32_t opcode);
+struct rf_sc_policy;
 const char *rf_op_name(uint32_t opcode);
+/* learn.c: load @p as ringfenced --learn-seccomp asks (every call it would
+ * refuse is let through and logged once per operation); 0 or -errno */
+int rf_learn_start(struct rf_worker *w, const struct rf_sc_policy *p);
 /* Parse the request in @req (in, arg0, rest filled) and call the plugin.
  * Malformed requests are answered EINVAL/EIO without reaching the plugin. */
 void rf_dispatch(struct rf_req *req);

@@ -18,10 +18,11 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 		printf '%s\n' include/ringfence/plugin.h lib/pkgconfig/ringfence-plugin.pc \
 			lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
 			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
-			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfencectl \
+			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfence-plugin-check sbin/ringfencectl \
 			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \
 			share/man/man5/ringfence.policy.5 share/man/man5/ringfence-seccomp.policy.5 \
-			share/man/man8/ringfenced.8 share/man/man8/ringfencectl.8 share/man/man8/ringfence-fsck.8
+			share/man/man8/ringfenced.8 share/man/man8/ringfencectl.8 share/man/man8/ringfence-fsck.8 \
+			share/man/man8/ringfence-plugin-check.8
 		echo "$docs"
 	} | LC_ALL=C sort
 }
@@ -29,7 +30,8 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 rf_log "make install PREFIX=... sysconfdir=...: the layout"
 make -s -C "$ROOT" "${MAKEVARS[@]}" install >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; rf_fail "make install"; }
 diff <(expected) <(installed "$P") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
-[ "$(installed "$T/etc")" = ringfence/seccomp.policy ] || rf_fail "in sysconfdir: $(installed "$T/etc")"
+[ "$(installed "$T/etc" | tr '\n' ' ')" = "ringfence/seccomp.policy ringfence/worker.policy " ] ||
+	rf_fail "in sysconfdir: $(installed "$T/etc")"
 cmp -s "$ROOT/seccomp.policy" "$T/etc/ringfence/seccomp.policy" || rf_fail "seccomp.policy differs"
 [ "$(stat -c %a "$P/sbin/ringfenced")" = 755 ] || rf_fail "ringfenced mode"
 [ "$(stat -c %a "$P/lib/ringfence/plugins/passthrough.so")" = 644 ] || rf_fail "plugin mode"
@@ -71,6 +73,11 @@ echo data >"$T/pt.mnt/f" && [ "$(cat "$T/src/f")" = data ] || rf_fail "passthrou
 [ "$(ls "$T/motd.mnt")" = motd ] || rf_fail "motd lists: $(ls "$T/motd.mnt")"
 rf_assert_worker_fenced "$(rf_worker motd)"
 rf_stop
+# the installed ringfence-plugin-check runs the installed broker beside it
+"$P/sbin/ringfence-plugin-check" --learn "$P/lib/ringfence/plugins/passthrough.so" >"$T/learned" 2>"$T/learned.err" ||
+	{ cat "$T/learned.err" >&2; rf_fail "the installed ringfence-plugin-check"; }
+grep -qx "@include $T/etc/ringfence/worker.policy" "$T/learned" || rf_fail "learned: $(head -8 "$T/learned")"
+grep -q "0 worker deaths" "$T/learned.err" || rf_fail "learned: $(tail -1 "$T/learned.err")"
 # the installed seccomp policy is the one it reads: spoil it and --check says so
 echo "bogus line" >>"$T/etc/ringfence/seccomp.policy"
 out=$("$P/sbin/ringfenced" --check "$T/etc/ringfence/ringfence.policy" 2>&1) &&
@@ -86,7 +93,8 @@ rf_log "make install DESTDIR=... PREFIX=/usr sysconfdir=/etc: the paths built in
 make -s -C "$ROOT" BUILD="$T/build" DESTDIR="$T/dest" PREFIX=/usr sysconfdir=/etc install >"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log" >&2; rf_fail "make install DESTDIR"; }
 diff <(expected) <(installed "$T/dest/usr") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
-[ "$(installed "$T/dest/etc")" = ringfence/seccomp.policy ] || rf_fail "in /etc: $(installed "$T/dest/etc")"
+[ "$(installed "$T/dest/etc" | tr '\n' ' ')" = "ringfence/seccomp.policy ringfence/worker.policy " ] ||
+	rf_fail "in /etc: $(installed "$T/dest/etc")"
 "$T/dest/usr/sbin/ringfenced" --version | grep -qx "plugin_dir /usr/lib/ringfence/plugins" ||
 	rf_fail "--version: $("$T/dest/usr/sbin/ringfenced" --version)"
 grep -qx "ExecStart=/usr/sbin/ringfenced -f -c /etc/ringfence/ringfence.policy" \

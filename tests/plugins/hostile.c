@@ -38,6 +38,7 @@
 
 #define SUCCEEDED ENOTRECOVERABLE
 
+static char every_lookup[32]; /* options = every_lookup=NAME */
 static int source_fd = -1;
 
 static int result(long r)
@@ -701,6 +702,14 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	char buf[16] = { 0 };
 	size_t i;
 
+	if (every_lookup[0] && strncmp(name, "attack-", 7)) {
+		/* options = every_lookup=NAME: the attack at every lookup */
+		for (i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++)
+			if (!strcmp(every_lookup, attacks[i].name)) {
+				rf_reply_err(req, attacks[i].fn());
+				return;
+			}
+	}
 	if (parent != RF_ROOT_ID || strncmp(name, "attack-", 7)) {
 		if (!strcmp(name, "devnode")) /* /dev/mem, if nodev did not hold */
 			reply_entry(req, 100);
@@ -789,6 +798,8 @@ static int h_init(const struct rf_init_args *a, void **ud)
 	/* never let the main thread go: nothing of the framework runs after */
 	if (!strcmp(a->options, "block_init"))
 		a_block();
+	if (!strncmp(a->options, "every_lookup=", 13))
+		snprintf(every_lookup, sizeof(every_lookup), "%s", a->options + 13);
 	return 0;
 }
 
