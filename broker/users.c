@@ -234,45 +234,42 @@ static int named(struct rf_tenant *t)
 	return 0;
 }
 
-/* Whether directory @fd holds nothing but . and .. (consumes @fd). */
-static bool empty_dir(int fd)
+/* A dynamic user's source that would be handed to it (empty, and not its
+ * own already), opened without following a symlink: the descriptor, else
+ * -1. */
+static int to_hand_over(const char *source, uid_t uid)
 {
-	DIR *d = fdopendir(fd);
-	int n = 0;
+	int fd = open(source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), dfd, n = 0;
+	struct stat st;
+	DIR *d;
 
-	if (!d) {
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid == uid || (dfd = dup(fd)) < 0 ||
+	    !(d = fdopendir(dfd))) {
 		close(fd);
-		return false;
+		return -1;
 	}
 	while (n <= 2 && readdir(d))
 		n++;
 	closedir(d);
-	return n <= 2;
-}
-
-/* Whether a dynamic user's source would be handed to it: empty and not
- * its own already. */
-static bool handed_over(const char *source, uid_t uid)
-{
-	int fd = open(source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) < 0 || st.st_uid == uid) {
+	if (n > 2) {
 		close(fd);
-		return false;
+		return -1;
 	}
-	return empty_dir(fd);
+	return fd;
 }
 
 /* An empty source of a tenant with its own dynamic user becomes its. */
 static void give_source(struct rf_tenant *t)
 {
-	if (t->pol.source[0] && handed_over(t->pol.source, t->uid) &&
-	    chown(t->pol.source, t->uid, t->gid) == 0)
+	int fd = t->pol.source[0] ? to_hand_over(t->pol.source, t->uid) : -1;
+
+	if (fd >= 0 && fchown(fd, t->uid, t->gid) == 0)
 		log_info("%s: source %s is empty; it now belongs to the tenant's user %u",
 			 t->pol.name, t->pol.source, (unsigned int)t->uid);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* What access(2) says of directory @fd for @uid:@gid without supplementary
@@ -393,8 +390,14 @@ int rf_users_check(const struct rf_policy *p, const struct rf_mount_policy *m, c
 	if (rf_users_peek(p, m, &uid, &gid, msg, len) < 0)
 		return 1;
 	/* an empty source becomes a dynamic user's at start */
-	if (!strcmp(m->user, RF_USER_DYNAMIC) && m->source[0] && handed_over(m->source, uid))
-		return 0;
+	if (!strcmp(m->user, RF_USER_DYNAMIC) && m->source[0]) {
+		int fd = to_hand_over(m->source, uid);
+
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+	}
 	return rf_users_source_problem(m, uid, gid, msg, len);
 }
 
