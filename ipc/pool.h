@@ -126,7 +126,7 @@ struct rf_slot_state {
 	uint32_t state;
 	uint32_t opcode;
 	uint32_t generation; /* of the worker that fetched it */
-	uint32_t pad;
+	uint32_t reruns; /* 1: a successor is running it again (worker/rescue.c) */
 };
 
 struct rf_pool_ctl {

@@ -224,6 +224,8 @@ static void record_fetch(struct rf_req *req)
 	req->ss->commit_id = req->in.unique;
 	req->ss->opcode = req->in.opcode;
 	req->ss->generation = req->q->w->cfg.generation;
+	req->ss->reruns = req->rerun;
+	req->rerun = false;
 	req->ss->fetched_ns = req->start_ns;
 	__atomic_store_n(&req->ss->state, RF_SLOT_FETCHED, __ATOMIC_RELEASE);
 	rf_seen_record(req->q->w, req->in.unique);

@@ -116,13 +116,16 @@ void rf_adopt(struct rf_req *req)
 	req->in.unique = req->ss->commit_id;
 	memcpy(&in, h->in_out, sizeof(in));
 	/* not a zero-copied READ: its client pages were registered in the
-	 * dead worker's ring, which went with it */
-	if (state == RF_SLOT_FETCHED && rerunnable(req->ss->opcode) &&
+	 * dead worker's ring, which went with it; and once only: a request
+	 * that killed the worker that ran it again may kill every worker
+	 * (with deaths spaced wider than crash_window, for good) */
+	if (state == RF_SLOT_FETCHED && rerunnable(req->ss->opcode) && !req->ss->reruns &&
 	    in.unique == req->ss->commit_id && in.opcode == req->ss->opcode &&
 	    !(h->ring_ent_in_out.flags & FUSE_URING_ENT_ZERO_COPY)) {
 		__atomic_fetch_add(&q->w->ctl->adopted_rerun, 1, __ATOMIC_RELAXED);
 		log_info("queue %u: running request %llu (%s) of a dead worker again", q->qid,
 			 (unsigned long long)in.unique, rf_op_name(in.opcode));
+		req->rerun = true;
 		rf_queue_fetched(req);
 		return;
 	}

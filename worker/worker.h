@@ -40,6 +40,7 @@ struct rf_req {
 	uint32_t idx; /* entry index in its queue; depth for the reader */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
+	bool rerun; /* running a dead predecessor's request again */
 	bool candidate; /* a dead entry that ended a lost request may use this slot */
 	bool zc; /* the request's file data is in the client's pages, buffer
 		  * RF_BUF_INDEX_ZC + idx of the ring, not in the pool */

@@ -66,6 +66,23 @@ if [ "$TRANSPORT" = uring ]; then
 	grep -q "running request [0-9]* (GETATTR) of a dead worker again" "$T/broker.log" ||
 		rf_fail "GETATTR was not run again: $(grep -i 'dead worker' "$T/broker.log")"
 	[ "$(rf_field sl adopted_rerun)" = 1 ] || rf_fail "adopted_rerun = $(rf_field sl adopted_rerun)"
+
+	rf_log "  once: a request that kills the worker running it again ends in EIO"
+	rf_stop
+	rf_policy_reset
+	# deaths spaced wider than the crash window never fail the tenant
+	rf_policy sl "$BUILD/tests/plugins/hang.so" "" "options = crash_getattr" \
+		"crash_limit = 32" "crash_window = 1"
+	rf_start sl
+	sleep 1.5 # let the root's cached attributes expire
+	( stat "$T/sl.mnt" >/dev/null 2>"$T/sl.err"; echo $? >"$T/sl.rc" ) &
+	client=$!
+	for _ in $(rf_tries 100); do kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$client" 2>/dev/null && { kill -KILL "$client"; rf_fail "the client waits ($(rf_field sl crashes) deaths)"; }
+	grep -q "Input/output error" "$T/sl.err" || rf_fail "stat: $(cat "$T/sl.err")"
+	[ "$(grep -c "running request [0-9]* (GETATTR) of a dead worker again" "$T/broker.log")" = 1 ] ||
+		rf_fail "run again: $(grep -c 'of a dead worker again' "$T/broker.log") times"
+	[ "$(rf_field sl crashes)" = 2 ] || rf_fail "crashes = $(rf_field sl crashes)"
 	back_to_hg
 fi
 

@@ -5,7 +5,8 @@
  * with "slow_init" its init takes 1.5 s. Otherwise it serves an empty
  * read-only root in which a lookup of "stuck" is never answered; with
  * "slow_getattr" every getattr takes two seconds; with "hang_statfs" no
- * statfs is ever answered.
+ * statfs is ever answered; with "crash_getattr" every getattr kills the
+ * worker.
  */
 #include <errno.h>
 #include <string.h>
@@ -13,13 +14,14 @@
 
 #include "ringfence/plugin.h"
 
-static int slow_getattr, hang_statfs;
+static int slow_getattr, hang_statfs, crash_getattr;
 
 static int hang_init(const struct rf_init_args *a, void **ud)
 {
 	*ud = NULL;
 	slow_getattr = strstr(a->options, "slow_getattr") != NULL;
 	hang_statfs = strstr(a->options, "hang_statfs") != NULL;
+	crash_getattr = strstr(a->options, "crash_getattr") != NULL;
 	if (strstr(a->options, "slow_init"))
 		usleep(1500 * 1000); /* the deny list lets init sleep */
 	if (strstr(a->options, "hang_init"))
@@ -46,6 +48,8 @@ static void hang_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 	(void)fh;
 	if (slow_getattr)
 		sleep(2); /* long enough to be killed in the middle */
+	if (crash_getattr)
+		*(volatile int *)0 = 1;
 	memset(&st, 0, sizeof(st));
 	st.st_ino = ino;
 	st.st_mode = S_IFDIR | 0555;
