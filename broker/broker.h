@@ -73,6 +73,7 @@ struct rf_tenant {
 	struct rf_cgroup cg;
 	char disk_mechanism[32]; /* quota.c: "prjquota(ext4)", ..., "none" */
 	int pool_fd;
+	int state_fd; /* the plugin's state (policy state_size), or -1 */
 	void *pool;
 	struct rf_pool_geom geom;
 	pid_t worker_pid;

@@ -259,6 +259,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	const char *buffers = t->geom.qpool_size ? "pool" : "entries";
 	const char *zero_copy = t->conn.zero_copy ? "on" : "off";
 	unsigned long long pinned = t->pool ? (unsigned long long)t->geom.total_size : 0;
+	/* the plugin's state, kept across worker deaths */
+	unsigned long long state = t->state_fd >= 0 ? (unsigned long long)t->pol.state_size : 0;
 	/* the worker's scheduling policy (cgroup.c) */
 	const char *sched = t->cg.sched_idle ? "idle" : "normal";
 	const char *keys[32];
@@ -274,10 +276,10 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	if (!json) {
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u buffers=%s "
-		    "zero_copy=%s pinned=%llu worker=%d mountpoint=%s plugin=%s user=%s uid=%u "
-		    "gid=%u",
+		    "zero_copy=%s pinned=%llu state_size=%llu worker=%d mountpoint=%s plugin=%s "
+		    "user=%s uid=%u gid=%u",
 		    t->pol.name, rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues,
-		    t->geom.depth, t->conn.max_write, buffers, zero_copy, pinned,
+		    t->geom.depth, t->conn.max_write, buffers, zero_copy, pinned, state,
 		    (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, t->pol.user,
 		    (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
@@ -292,9 +294,9 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o,
 	    ",\"state\":\"%s\",\"transport\":\"%s\",\"queues\":%u,\"depth\":%u,"
 	    "\"max_write\":%u,\"buffers\":\"%s\",\"zero_copy\":\"%s\",\"pinned\":%llu,"
-	    "\"worker\":%d,\"mountpoint\":",
+	    "\"state_size\":%llu,\"worker\":%d,\"mountpoint\":",
 	    rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues, t->geom.depth,
-	    t->conn.max_write, buffers, zero_copy, pinned, (int)t->worker_pid);
+	    t->conn.max_write, buffers, zero_copy, pinned, state, (int)t->worker_pid);
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);

@@ -75,6 +75,22 @@ int rf_pool_create(struct rf_tenant *t)
 		r = -EEXIST;
 		goto close_fd;
 	}
+	/* the plugin's state: kept for the mount's life, every generation
+	 * maps it; the broker never reads it */
+	if (t->pol.state_size) {
+		t->state_fd = memfd_create("ringfence-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (t->state_fd < 0 || ftruncate(t->state_fd, (off_t)t->pol.state_size) < 0 ||
+		    fcntl(t->state_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) <
+			    0) {
+			r = -errno;
+			log_warn("%s: make the plugin's state", t->pol.name);
+			munmap(p, t->geom.total_size);
+			if (t->state_fd >= 0)
+				close(t->state_fd);
+			t->state_fd = -1;
+			goto close_fd;
+		}
+	}
 	t->pool = p;
 	rf_pool_write_header(t);
 	for (q = 0; q < t->geom.nqueues; q++)
@@ -95,6 +111,10 @@ void rf_pool_destroy(struct rf_tenant *t)
 	if (t->pool_fd >= 0) {
 		close(t->pool_fd);
 		t->pool_fd = -1;
+	}
+	if (t->state_fd >= 0) {
+		close(t->state_fd);
+		t->state_fd = -1;
 	}
 }
 

@@ -159,7 +159,13 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	snprintf(c.options, sizeof(c.options), "%s", t->pol.options);
 	snprintf(c.seccomp_policy, sizeof(c.seccomp_policy), "%s",
 		 rf_policy_seccomp_path(t->b->policy, &t->pol));
-	r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), &t->pool_fd, 1);
+	c.state_size = t->state_fd >= 0 ? t->pol.state_size : 0;
+	{
+		int fds[2] = { t->pool_fd, t->state_fd };
+
+		r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), fds,
+				t->state_fd >= 0 ? 2 : 1);
+	}
 	if (r < 0)
 		return r;
 	for (q = 0; q < t->geom.nqueues; q++) {

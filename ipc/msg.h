@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 3
+#define RF_IPC_VERSION 4
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -28,7 +28,7 @@ struct rf_msg_hdr {
 /* Values are part of the protocol: never renumber, never reuse. */
 enum rf_msg_type {
 	RF_MSG_HELLO = 1, /* worker -> broker, first message */
-	RF_MSG_CONFIG = 2, /* broker -> worker, carries the pool memfd */
+	RF_MSG_CONFIG = 2, /* broker -> worker, carries the pool memfd (and the state's) */
 	RF_MSG_RING = 3, /* broker -> worker, one per queue */
 	RF_MSG_READY = 4, /* worker -> broker, serving */
 	RF_MSG_LOG = 5, /* worker -> broker, a log line */
@@ -82,6 +82,7 @@ struct rf_msg_config {
 	uint32_t max_tasks; /* RLIMIT_NPROC where no pids cgroup limits tasks; 0: none */
 	uint32_t qpool_size; /* each queue's kernel buffer pool; 0: per-entry buffers */
 	uint32_t zero_copy; /* zero-copy queues (with pools only); the rings have the slots */
+	uint64_t state_size; /* the plugin's state memfd, the second descriptor; 0: none */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

@@ -163,6 +163,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
 	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
 	MKEY("max_file_size", K_SIZE64, max_file_size, 4096, 1ULL << 62, 0),
+	MKEY("state_size", K_SIZE64, state_size, 4096, 1ULL << 36, 4096),
 	MKEY("disk_max", K_SIZE64, disk_max, 1ULL << 20, 1ULL << 62, 0),
 	MKEY("inodes_max", K_UINT, inodes_max, 16, 4294967295U, 0),
 	MKEY("memory_max", K_SIZE64, memory_max, 16ULL << 20, 1ULL << 50, 0),
@@ -754,12 +755,12 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
 	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
 	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
-	       SAME(bufpool) && SAME(zero_copy) && SAME(pool_size) && SAME(queue_depth) &&
-	       SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) &&
-	       SAME(pids_max) && SAME(cpu_weight) && SAME(sched_idle) && SAME(request_timeout) &&
-	       SAME(heartbeat_timeout) && SAME(crash_limit) && SAME(crash_window) &&
-	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
-	       SAME(ownership) && SAME(handle_killpriv);
+	       SAME(bufpool) && SAME(zero_copy) && SAME(pool_size) && SAME(state_size) &&
+	       SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) &&
+	       SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) && SAME(sched_idle) &&
+	       SAME(request_timeout) && SAME(heartbeat_timeout) && SAME(crash_limit) &&
+	       SAME(crash_window) && SAME(allow_other) && SAME(default_permissions) &&
+	       SAME(read_only) && SAME(ownership) && SAME(handle_killpriv);
 #undef SAME
 #undef SAME_STR
 }

@@ -95,9 +95,24 @@ static void recv_config(void)
 	int r;
 
 	r = rf_msg_recv(W.ipc_fd, &m);
-	if (r < 0 || m.hdr.type != RF_MSG_CONFIG || m.nfds != 1)
+	if (r < 0 || m.hdr.type != RF_MSG_CONFIG || m.nfds < 1)
 		fatalx("expected CONFIG from the broker (%s)", r < 0 ? strerror(-r) : "wrong type");
 	memcpy(&W.cfg, m.payload, sizeof(W.cfg));
+	if (m.nfds != (W.cfg.state_size ? 2 : 1))
+		fatalx("CONFIG: %d descriptors for a state of %llu bytes", m.nfds,
+		       (unsigned long long)W.cfg.state_size);
+	if (W.cfg.state_size) {
+		struct stat st;
+
+		if (fstat(m.fds[1], &st) < 0 || (uint64_t)st.st_size != W.cfg.state_size)
+			fatalx("CONFIG: the state is not %llu bytes",
+			       (unsigned long long)W.cfg.state_size);
+		W.state = mmap(NULL, W.cfg.state_size, PROT_READ | PROT_WRITE, MAP_SHARED, m.fds[1],
+			       0);
+		if (W.state == MAP_FAILED)
+			fail(errno, "map the plugin's state");
+		close(m.fds[1]);
+	}
 	if (W.cfg.version != RF_IPC_VERSION || !terminated(W.cfg.name, sizeof(W.cfg.name)) ||
 	    !terminated(W.cfg.plugin, sizeof(W.cfg.plugin)) ||
 	    !terminated(W.cfg.source, sizeof(W.cfg.source)) ||
@@ -383,6 +398,9 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 	ia.max_write = W.cfg.max_write;
 	ia.read_only = (int)W.cfg.read_only;
 	ia.ownership = W.cfg.ownership;
+	ia.state = W.state;
+	ia.state_size = W.state ? W.cfg.state_size : 0;
+	ia.generation = W.cfg.generation;
 	if (W.plugin->init) {
 		err = W.plugin->init(&ia, &W.userdata);
 		if (err)

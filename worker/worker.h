@@ -131,6 +131,7 @@ struct rf_worker {
 	struct rf_pool_geom geom;
 	void *pool;
 	struct rf_pool_ctl *ctl;
+	void *state; /* the plugin's state (cfg.state_size bytes), or NULL */
 	int ipc_fd;
 	const struct rf_plugin *plugin;
 	void *userdata;

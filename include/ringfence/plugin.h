@@ -92,6 +92,18 @@ struct rf_init_args {
 	 * owners alone; RF_OWN_XATTR (1) asks the plugin to keep every
 	 * file's owner, group and mode itself (passthrough: in an xattr) */
 	int ownership;
+	/* Memory that outlives this worker (the policy's state_size; NULL
+	 * and 0 without it): the broker keeps it for as long as the mount
+	 * stands and maps it into every worker generation, the first finding
+	 * it zeroed. A predecessor may have been killed at any instruction
+	 * while writing it: keep it so that any moment's contents can be
+	 * read back (a version and a checksum, or writes published by one
+	 * aligned store), and check what is read. Its pages count against
+	 * the tenant's memory limit. */
+	void *state;
+	size_t state_size;
+	/* 0 for the mount's first worker, then one more for each successor */
+	uint32_t generation;
 };
 
 #define RF_OWN_TENANT 0
