@@ -155,7 +155,8 @@ static void recv_config(void)
 /*
  * make bench only (--bench-unsafe=private-payload): a payload in the
  * worker's own private memory, as a libfuse server's buffers are, instead
- * of the pool the broker shares; its data moves by pread/pwrite (the ring's
+ * of the pool the broker shares (per-entry buffers only: a kernel buffer
+ * pool's payloads are where the kernel says); its data moves by pread/pwrite (the ring's
  * fixed-buffer ops only reach the pool). The broker cannot see such a
  * payload, so adoption of its request after a death is not what it is.
  */
