@@ -215,23 +215,15 @@ static int dynamic(struct rf_tenant *t)
 	return 0;
 }
 
+/* An account's uid and gid: the same lookup --check makes (rf_users_peek) */
 static int named(struct rf_tenant *t)
 {
-	struct passwd *pw = getpwnam(t->pol.user);
-	struct group *gr = NULL;
+	char msg[RF_POLICY_NAME_MAX + 64];
+	int r = rf_users_peek(t->b->policy, &t->pol, &t->uid, &t->gid, msg, sizeof(msg));
 
-	if (!pw) {
-		log_warnx("%s: user '%s' (policy line %d) does not exist", t->pol.name, t->pol.user,
-			  t->pol.line);
-		return -ENOENT;
-	}
-	if (t->pol.group[0] && !(gr = getgrnam(t->pol.group))) {
-		log_warnx("%s: group '%s' does not exist", t->pol.name, t->pol.group);
-		return -ENOENT;
-	}
-	t->uid = pw->pw_uid;
-	t->gid = gr ? gr->gr_gid : pw->pw_gid;
-	return 0;
+	if (r < 0)
+		log_warnx("%s: %s (policy line %d)", t->pol.name, msg, t->pol.line);
+	return r;
 }
 
 /* A dynamic user's source that would be handed to it (empty, and not its
