@@ -150,7 +150,7 @@ UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
 UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
 # check_nodetab includes worker/nodetab.c itself, with points of death
-UNIT_DEPS_check_nodetab := $(LIB)
+UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/idmap.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
 # rescue.o takes the rest of the queue with it (adoption and probes use the ring)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \

@@ -40,29 +40,28 @@ START_TEST(test_put_get_del)
 	ck_assert_int_eq(rf_nodetab_open(&t, area, sizeof(area), KEYMAX), 1);
 	ck_assert_int_eq(rf_nodetab_put(&t, 42, 1, "a/b", 3), 0);
 	ck_assert_int_eq(rf_nodetab_put(&t, 43, 2, "c", 1), 0);
-	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, sizeof(key), &len), 0);
+	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, sizeof(key), &len, NULL), 0);
 	ck_assert_uint_eq(kind, 1);
 	ck_assert_uint_eq(len, 3);
 	ck_assert_mem_eq(key, "a/b", 3);
 	/* a new key for the same id: the other buffer, then the flip */
 	ck_assert_int_eq(rf_nodetab_put(&t, 42, 3, "a/renamed", 9), 0);
-	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, sizeof(key), &len), 0);
+	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, sizeof(key), &len, NULL), 0);
 	ck_assert_uint_eq(kind, 3);
 	ck_assert_mem_eq(key, "a/renamed", 9);
 	ck_assert_uint_eq(rf_nodetab_count(&t), 2);
-	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, 4, &len), -ERANGE);
+	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, 4, &len, NULL), -ERANGE);
 	ck_assert_int_eq(rf_nodetab_del(&t, 42), 0);
 	ck_assert_int_eq(rf_nodetab_del(&t, 42), -ENOENT);
-	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, sizeof(key), &len), -ENOENT);
-	ck_assert_int_eq(rf_nodetab_get(&t, 43, &kind, key, sizeof(key), &len), 0);
+	ck_assert_int_eq(rf_nodetab_get(&t, 42, &kind, key, sizeof(key), &len, NULL), -ENOENT);
+	ck_assert_int_eq(rf_nodetab_get(&t, 43, &kind, key, sizeof(key), &len, NULL), 0);
 	ck_assert_int_eq(rf_nodetab_put(&t, RF_NODETAB_FREE, 0, "x", 1), -EINVAL);
-	ck_assert_int_eq(rf_nodetab_put(&t, RF_NODETAB_GONE, 0, "x", 1), -EINVAL);
 	ck_assert_int_eq(rf_nodetab_put(&t, 7, 0, key, KEYMAX + 1), -EINVAL);
 	rf_nodetab_close(&t);
 	/* the next generation finds it as it was */
 	ck_assert_int_eq(rf_nodetab_open(&t, area, sizeof(area), KEYMAX), 0);
 	ck_assert_uint_eq(rf_nodetab_count(&t), 1);
-	ck_assert_int_eq(rf_nodetab_get(&t, 43, &kind, key, sizeof(key), &len), 0);
+	ck_assert_int_eq(rf_nodetab_get(&t, 43, &kind, key, sizeof(key), &len, NULL), 0);
 	ck_assert_mem_eq(key, "c", 1);
 	rf_nodetab_close(&t);
 	/* another geometry is not this table: formatted */
@@ -88,6 +87,51 @@ START_TEST(test_full)
 	ck_assert_int_eq(rf_nodetab_del(&t, 3), 0);
 	ck_assert_int_eq(rf_nodetab_put(&t, id, 0, "k", 1), 0);
 	ck_assert_uint_eq(rf_nodetab_count(&t), n);
+	rf_nodetab_close(&t);
+}
+END_TEST
+
+static void sum(uint64_t id, uint32_t kind, uint64_t count, const void *key, uint32_t len,
+		void *arg)
+{
+	uint64_t *acc = arg;
+
+	(void)key;
+	acc[0] += id;
+	acc[1] += kind;
+	acc[2] += count;
+	acc[3] += len;
+}
+
+/* counts: one store each, never below 0, kept across a new key and the
+ * next open; every record visited once */
+START_TEST(test_count_each)
+{
+	struct rf_nodetab t;
+	uint64_t now, acc[4] = { 0 }, count;
+	char key[KEYMAX];
+	uint32_t kind, len;
+
+	ck_assert_int_eq(rf_nodetab_open(&t, area, sizeof(area), KEYMAX), 1);
+	ck_assert_int_eq(rf_nodetab_count_add(&t, 9, 1, &now), -ENOENT);
+	ck_assert_int_eq(rf_nodetab_put(&t, 9, 1, "nine", 4), 0);
+	ck_assert_int_eq(rf_nodetab_count_add(&t, 9, 3, &now), 0);
+	ck_assert_uint_eq(now, 3);
+	ck_assert_int_eq(rf_nodetab_count_add(&t, 9, -5, &now), 0);
+	ck_assert_uint_eq(now, 0);
+	ck_assert_int_eq(rf_nodetab_count_add(&t, 9, 2, NULL), 0);
+	ck_assert_int_eq(rf_nodetab_put(&t, 9, 1, "NINE", 4), 0);
+	ck_assert_int_eq(rf_nodetab_put(&t, 10, 2, "ten", 3), 0);
+	rf_nodetab_close(&t);
+	ck_assert_int_eq(rf_nodetab_open(&t, area, sizeof(area), KEYMAX), 0);
+	ck_assert_int_eq(rf_nodetab_get(&t, 9, &kind, key, sizeof(key), &len, &count), 0);
+	ck_assert_uint_eq(count, 2);
+	ck_assert_mem_eq(key, "NINE", 4);
+	rf_nodetab_each(&t, sum, acc);
+	ck_assert_uint_eq(acc[0], 19);
+	ck_assert_uint_eq(acc[1], 3);
+	ck_assert_uint_eq(acc[2], 2);
+	ck_assert_uint_eq(acc[3], 7);
 	rf_nodetab_close(&t);
 }
 END_TEST
@@ -119,15 +163,21 @@ START_TEST(test_hostile)
 		}
 		for (i = 0; i < 64; i++) {
 			uint64_t id = (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed);
-			int r = rf_nodetab_get(&t, id, &kind, key, sizeof(key), &len);
+			int r = rf_nodetab_get(&t, id, &kind, key, sizeof(key), &len, NULL);
 
 			ck_assert(r == 0 || r == -ENOENT || r == -ERANGE);
 			if (r == 0)
 				ck_assert_uint_le(len, KEYMAX);
 		}
 		(void)rf_nodetab_count(&t);
+		{
+			uint64_t acc[4] = { 0 };
+
+			rf_nodetab_each(&t, sum, acc);
+			ck_assert_uint_le(acc[3], (uint64_t)rf_nodetab_count(&t) * KEYMAX);
+		}
 		rf_nodetab_put(&t, 5, 0, "five", 4);
-		ck_assert_int_eq(rf_nodetab_get(&t, 5, &kind, key, sizeof(key), &len), 0);
+		ck_assert_int_eq(rf_nodetab_get(&t, 5, &kind, key, sizeof(key), &len, NULL), 0);
 		ck_assert_mem_eq(key, "five", 4);
 		rf_nodetab_close(&t);
 	}
@@ -146,10 +196,12 @@ static void script(struct rf_nodetab *t)
 		uint64_t id = 1 + (uint64_t)(rand_r(&s) % 24);
 		int len = snprintf(k, sizeof(k), "%llu:%u", (unsigned long long)id, n);
 
-		if (rand_r(&s) % 4 == 0)
+		if (rand_r(&s) % 4 == 0) {
 			rf_nodetab_del(t, id);
-		else
+		} else {
 			rf_nodetab_put(t, id, n, k, (uint32_t)len);
+			rf_nodetab_count_add(t, id, 1, NULL);
+		}
 	}
 }
 
@@ -188,8 +240,11 @@ START_TEST(test_killed_writer)
 			unsigned long long id;
 			uint32_t kind, len, n;
 
-			if (rf_nodetab_get(&t, i, &kind, key, KEYMAX, &len) != 0)
+			uint64_t count;
+
+			if (rf_nodetab_get(&t, i, &kind, key, KEYMAX, &len, &count) != 0)
 				continue;
+			ck_assert_uint_le(count, 80);
 			key[len] = '\0';
 			found++;
 			ck_assert_int_eq(sscanf(key, "%llu:%u", &id, &n), 2);
@@ -217,6 +272,7 @@ static Suite *nodetab_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_put_get_del);
 	tcase_add_test(tc, test_full);
+	tcase_add_test(tc, test_count_each);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_killed_writer);
 	suite_add_tcase(s, tc);
