@@ -149,13 +149,14 @@ UNIT_DEPS_check_users  := $(BUILD)/obj/broker/users.o $(LIB)
 UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
 UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
+RESTORE_OBJ := $(BUILD)/obj/worker/restore.o $(BUILD)/obj/worker/nodetab.o $(BUILD)/obj/worker/idmap.o
 # check_nodetab includes worker/nodetab.c itself, with points of death
 UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/idmap.o $(LIB)
-UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
+UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
 # rescue.o takes the rest of the queue with it (adoption and probes use the ring)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \
-	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
-UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(LIB)
+	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
+UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o
 	@mkdir -p $(dir $@)

@@ -122,6 +122,10 @@ static void sum_stats(const struct rf_tenant *t, struct rf_queue_stats *s)
 		s->inline_bytes += x->inline_bytes;
 		s->zero_copy_ops += x->zero_copy_ops;
 		s->zero_copy_bytes += x->zero_copy_bytes;
+		s->restored_nodes += x->restored_nodes;
+		s->restored_files += x->restored_files;
+		s->restore_failed += x->restore_failed;
+		s->restore_full += x->restore_full;
 		for (i = 0; i < RF_STATS_SIZE_BUCKETS; i++) {
 			s->read_size_log2[i] += x->read_size_log2[i];
 			s->write_size_log2[i] += x->write_size_log2[i];
@@ -223,6 +227,7 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("restarts", t->restarts);
 	C("crashes", t->crashes);
 	C("generation", t->generation);
+	C("restore_nodes", t->state_fd >= 0 ? t->pol.restore_nodes : 0);
 	C("adopted", ctl ? ctl->adopted : 0);
 	C("adopted_rerun", ctl ? ctl->adopted_rerun : 0);
 	C("adopted_answered", ctl ? ctl->adopted_answered : 0);
@@ -246,6 +251,10 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("bytes_written", s->bytes_written);
 	C("forgets", s->forgets);
 	C("interrupts", s->interrupts);
+	C("restored_nodes", s->restored_nodes);
+	C("restored_files", s->restored_files);
+	C("restore_failed", s->restore_failed);
+	C("restore_full", s->restore_full);
 #undef C
 	return n;
 }
@@ -263,8 +272,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	unsigned long long state = t->state_fd >= 0 ? (unsigned long long)t->pol.state_size : 0;
 	/* the worker's scheduling policy (cgroup.c) */
 	const char *sched = t->cg.sched_idle ? "idle" : "normal";
-	const char *keys[32];
-	unsigned long long vals[32], p50, p99, max;
+	const char *keys[48];
+	unsigned long long vals[48], p50, p99, max;
 	struct rf_queue_stats s;
 	size_t i, n;
 

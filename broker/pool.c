@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "msg.h"
 #include "log.h"
 
 int rf_pool_create(struct rf_tenant *t)
@@ -77,9 +78,11 @@ int rf_pool_create(struct rf_tenant *t)
 	}
 	/* the plugin's state: kept for the mount's life, every generation
 	 * maps it; the broker never reads it */
-	if (t->pol.state_size) {
+	if (t->pol.state_size || t->pol.restore_nodes) {
+		off_t size = (off_t)(rf_restore_bytes(t->pol.restore_nodes) + t->pol.state_size);
+
 		t->state_fd = memfd_create("ringfence-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		if (t->state_fd < 0 || ftruncate(t->state_fd, (off_t)t->pol.state_size) < 0 ||
+		if (t->state_fd < 0 || ftruncate(t->state_fd, size) < 0 ||
 		    fcntl(t->state_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) <
 			    0) {
 			r = -errno;

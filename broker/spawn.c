@@ -160,6 +160,8 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	snprintf(c.seccomp_policy, sizeof(c.seccomp_policy), "%s",
 		 rf_policy_seccomp_path(t->b->policy, &t->pol));
 	c.state_size = t->state_fd >= 0 ? t->pol.state_size : 0;
+	c.restore_size = t->state_fd >= 0 ? rf_restore_bytes(t->pol.restore_nodes) : 0;
+	c.restore_nodes = c.restore_size ? t->pol.restore_nodes : 0;
 	{
 		int fds[2] = { t->pool_fd, t->state_fd };
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 4
+#define RF_IPC_VERSION 5
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -56,6 +56,25 @@ struct rf_msg_hello {
 
 #define RF_NAME_MAX 64
 #define RF_PATH_MAX 1024
+
+/* The restore tables (worker/restore.c): one of the policy's restore_nodes
+ * node records, one of a quarter as many open files (and 16), records of
+ * at most RF_RESTORE_RECORD bytes with keys of at most RF_RESTORE_KEY_MAX,
+ * each table after a page for its header. */
+#define RF_RESTORE_KEY_MAX 280
+#define RF_RESTORE_RECORD 640
+static inline uint64_t rf_restore_table_bytes(uint64_t records)
+{
+	return 4096 + ((records * RF_RESTORE_RECORD + 4095) & ~4095ULL);
+}
+static inline uint64_t rf_restore_node_bytes(uint32_t nodes)
+{
+	return rf_restore_table_bytes(nodes);
+}
+static inline uint64_t rf_restore_bytes(uint32_t nodes)
+{
+	return nodes ? rf_restore_node_bytes(nodes) + rf_restore_table_bytes(nodes / 4 + 16) : 0;
+}
 #define RF_OPTIONS_MAX 1024
 
 struct rf_msg_config {
@@ -82,7 +101,12 @@ struct rf_msg_config {
 	uint32_t max_tasks; /* RLIMIT_NPROC where no pids cgroup limits tasks; 0: none */
 	uint32_t qpool_size; /* each queue's kernel buffer pool; 0: per-entry buffers */
 	uint32_t zero_copy; /* zero-copy queues (with pools only); the rings have the slots */
-	uint64_t state_size; /* the plugin's state memfd, the second descriptor; 0: none */
+	/* the second descriptor, a memfd of restore_size + state_size bytes:
+	 * the framework's restore table, then the plugin's state */
+	uint64_t state_size; /* the plugin's; 0: none */
+	uint64_t restore_size; /* the restore tables' (rf_restore_bytes); 0: none */
+	uint32_t restore_nodes; /* the policy's */
+	uint32_t restore_pad;
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

@@ -96,7 +96,14 @@ struct rf_queue_stats {
 	uint64_t inline_bytes;
 	uint64_t zero_copy_ops; /* fixed-buffer ops on a request's client pages (7.46) */
 	uint64_t zero_copy_bytes;
-	uint64_t pad[6];
+	/* restore_nodes (worker/restore.c): node ids and open files the
+	 * successors restored, those they could not, and those the table had
+	 * no room for (not restorable) */
+	uint64_t restored_nodes;
+	uint64_t restored_files;
+	uint64_t restore_failed;
+	uint64_t restore_full;
+	uint64_t pad[2];
 	/* READ and WRITE requests by the size the kernel asked for: bucket i
 	 * counts sizes in (2^(i-1), 2^i], bucket 0 sizes 0 and 1, the last
 	 * bucket everything larger */

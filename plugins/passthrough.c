@@ -347,10 +347,12 @@ static void pt_destroy(void *userdata)
 	free(p);
 }
 
-/* Look @name up under @parent and count the lookup. Returns 0 or errno. */
-static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, struct rf_entry *e)
+/* Look @name up in the directory @dirfd and count @count lookups; with
+ * @want nonzero, only if it is still inode @want of type @type. Returns 0
+ * or errno. */
+static int lookup_at(struct pt *p, int dirfd, const char *name, struct rf_entry *e, uint64_t count,
+		     ino_t want, mode_t type)
 {
-	struct pt *p = pt_of(req);
 	struct pt_inode *i;
 	int fd, err;
 
@@ -361,7 +363,7 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		return EINVAL;
 	if (is_hidden(p, name))
 		return ENOENT;
-	fd = open_beneath(fd_of(req, parent), name, O_PATH, 0);
+	fd = open_beneath(dirfd, name, O_PATH, 0);
 	if (fd < 0)
 		return errno;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -370,10 +372,14 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		return err;
 	}
 	meta_apply(p, fd, &e->attr);
+	if (want && (e->attr.st_ino != want || (e->attr.st_mode & S_IFMT) != type)) {
+		close(fd);
+		return ESTALE; /* another file has the name now */
+	}
 	pthread_mutex_lock(&p->lock);
 	i = table_find(p, e->attr.st_dev, e->attr.st_ino);
 	if (i) {
-		i->nlookup++;
+		i->nlookup += count;
 		close(fd);
 	} else if (e->attr.st_ino == p->root.ino && e->attr.st_dev == p->root.dev) {
 		i = &p->root; /* ".." of a child: the root itself */
@@ -388,12 +394,18 @@ static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, stru
 		i->fd = fd;
 		i->dev = e->attr.st_dev;
 		i->ino = e->attr.st_ino;
-		i->nlookup = 1;
+		i->nlookup = count;
 		table_insert(p, i);
 	}
 	pthread_mutex_unlock(&p->lock);
 	e->ino = i == &p->root ? RF_ROOT_ID : (uint64_t)(uintptr_t)i;
 	return 0;
+}
+
+/* Look @name up under @parent and count the lookup. Returns 0 or errno. */
+static int do_lookup(struct rf_req *req, uint64_t parent, const char *name, struct rf_entry *e)
+{
+	return lookup_at(pt_of(req), fd_of(req, parent), name, e, 1, 0, 0);
 }
 
 static void reply_lookup(struct rf_req *req, uint64_t parent, const char *name)
@@ -924,28 +936,38 @@ static void pt_fsync(struct rf_req *req, uint64_t ino, uint64_t fh, int datasync
 		rf_reply_ok(req);
 }
 
-static void pt_opendir(struct rf_req *req, uint64_t ino, int flags)
+/* The directory behind the O_PATH @ifd, opened for a listing: 0 with its
+ * handle in *@fh, or errno. */
+static int open_dir(int ifd, uint64_t *fh)
 {
-	struct pt_dir *d;
+	struct pt_dir *d = calloc(1, sizeof(*d));
 	int fd;
 
-	(void)flags;
-	d = calloc(1, sizeof(*d));
-	if (!d) {
-		rf_reply_err(req, ENOMEM);
-		return;
-	}
-	fd = open_beneath(fd_of(req, ino), ".", O_RDONLY | O_DIRECTORY, 0);
+	if (!d)
+		return ENOMEM;
+	fd = open_beneath(ifd, ".", O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0 || !(d->dp = fdopendir(fd))) {
 		int err = errno;
 
 		if (fd >= 0)
 			close(fd);
 		free(d);
-		rf_reply_err(req, err);
-		return;
+		return err;
 	}
-	rf_reply_open(req, (uint64_t)(uintptr_t)d, 0);
+	*fh = (uint64_t)(uintptr_t)d;
+	return 0;
+}
+
+static void pt_opendir(struct rf_req *req, uint64_t ino, int flags)
+{
+	uint64_t fh;
+	int err = open_dir(fd_of(req, ino), &fh);
+
+	(void)flags;
+	if (err)
+		rf_reply_err(req, err);
+	else
+		rf_reply_open(req, fh, 0);
 }
 
 static int is_dot_or_dotdot(const char *n)
@@ -1183,6 +1205,44 @@ static void pt_lseek(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, i
 		rf_reply_lseek(req, r);
 }
 
+/* A dead worker's node, found again by its name under its restored parent,
+ * and only if it is the same inode (restore_nodes). */
+static int pt_restore_node(void *userdata, const struct rf_restore_node *r, uint64_t *ino)
+{
+	struct pt *p = userdata;
+	int dirfd = r->parent == RF_ROOT_ID ? p->root.fd
+					    : ((struct pt_inode *)(uintptr_t)r->parent)->fd;
+	struct rf_entry e;
+	int err = lookup_at(p, dirfd, r->name, &e, r->nlookup, r->ino, r->type);
+
+	if (err)
+		return err;
+	if (e.ino == RF_ROOT_ID)
+		return ESTALE; /* the root is never restored */
+	*ino = e.ino;
+	return 0;
+}
+
+/* A dead worker's open file, opened again as pt_open or pt_opendir did:
+ * the framework never passes O_CREAT, O_EXCL or O_TRUNC. */
+static int pt_reopen(void *userdata, uint64_t ino, int flags, int dir, uint64_t *fh)
+{
+	struct pt *p = userdata;
+	int ifd = ino == RF_ROOT_ID ? p->root.fd : ((struct pt_inode *)(uintptr_t)ino)->fd;
+	char path[64];
+	int fd;
+
+	if (dir)
+		return open_dir(ifd, fh);
+	proc_path(path, sizeof(path), ifd);
+	fd = open(path,
+		  (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	*fh = (uint64_t)fd;
+	return 0;
+}
+
 const struct rf_plugin ringfence_plugin = {
 	RF_PLUGIN_INIT,
 	.name = "passthrough",
@@ -1221,4 +1281,6 @@ const struct rf_plugin ringfence_plugin = {
 	.fallocate = pt_fallocate,
 	.lseek = pt_lseek,
 	.readdirplus = pt_readdirplus,
+	.restore_node = pt_restore_node,
+	.reopen = pt_reopen,
 };

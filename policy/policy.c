@@ -164,6 +164,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
 	MKEY("max_file_size", K_SIZE64, max_file_size, 4096, 1ULL << 62, 0),
 	MKEY("state_size", K_SIZE64, state_size, 4096, 1ULL << 36, 4096),
+	MKEY("restore_nodes", K_UINT, restore_nodes, 16, 1U << 24, 0),
 	MKEY("disk_max", K_SIZE64, disk_max, 1ULL << 20, 1ULL << 62, 0),
 	MKEY("inodes_max", K_UINT, inodes_max, 16, 4294967295U, 0),
 	MKEY("memory_max", K_SIZE64, memory_max, 16ULL << 20, 1ULL << 50, 0),
@@ -422,13 +423,16 @@ static void mount_defaults(struct rf_mount_policy *m)
 }
 
 /* Which keys a section has set, to catch duplicates and missing ones. */
-#define MAX_KEYS 32
+#define MAX_KEYS 64
 
 struct section {
 	int is_mount;
 	struct rf_mount_policy *m;
 	int key_line[MAX_KEYS];
 };
+
+_Static_assert(sizeof(mount_keys) / sizeof(mount_keys[0]) <= MAX_KEYS, "a line per mount key");
+_Static_assert(sizeof(global_keys) / sizeof(global_keys[0]) <= MAX_KEYS, "a line per key");
 
 static int path_under(const char *a, const char *b)
 {
@@ -756,11 +760,12 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
 	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
 	       SAME(bufpool) && SAME(zero_copy) && SAME(pool_size) && SAME(state_size) &&
-	       SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) &&
-	       SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) && SAME(sched_idle) &&
-	       SAME(request_timeout) && SAME(heartbeat_timeout) && SAME(crash_limit) &&
-	       SAME(crash_window) && SAME(allow_other) && SAME(default_permissions) &&
-	       SAME(read_only) && SAME(ownership) && SAME(handle_killpriv);
+	       SAME(restore_nodes) && SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) &&
+	       SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) &&
+	       SAME(sched_idle) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
+	       SAME(crash_limit) && SAME(crash_window) && SAME(allow_other) &&
+	       SAME(default_permissions) && SAME(read_only) && SAME(ownership) &&
+	       SAME(handle_killpriv);
 #undef SAME
 #undef SAME_STR
 }

@@ -68,6 +68,7 @@ struct rf_mount_policy {
 	uint32_t start_timeout; /* seconds for a worker to report READY */
 	uint64_t max_file_size; /* RLIMIT_FSIZE of the worker; 0: unlimited */
 	uint64_t state_size; /* memory the plugin keeps across worker deaths; 0: none */
+	uint32_t restore_nodes; /* node ids and open files a successor restores; 0: none */
 	uint64_t disk_max; /* bytes the tenant may keep in its source; 0: none */
 	uint32_t inodes_max; /* files it may keep there; 0: none */
 	uint64_t memory_max; /* cgroup memory limit; 0: the default */

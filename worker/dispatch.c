@@ -46,6 +46,8 @@ static bool fh_in(struct rf_req *req, uint64_t kfh, uint64_t *fh)
 		*fh = kfh & RF_ID_MASK;
 		return true;
 	}
+	if (rf_restore_fh_in(req->q->w, kfh, fh))
+		return true;
 	if (req->in.opcode == FUSE_RELEASE || req->in.opcode == FUSE_RELEASEDIR)
 		rf_reply_ok(req);
 	else
@@ -56,7 +58,7 @@ static bool fh_in(struct rf_req *req, uint64_t kfh, uint64_t *fh)
 /* Another node id in the arguments (link, rename). */
 static bool node_in(struct rf_req *req, uint64_t kid, uint64_t *id)
 {
-	if (rf_id_in(req->q->w, kid, id) == 0)
+	if (rf_id_in(req->q->w, kid, id) == 0 || rf_restore_id_in(req->q->w, kid, id))
 		return true;
 	rf_reply_err(req, ESTALE);
 	return false;
@@ -83,6 +85,7 @@ static void op_lookup(struct rf_req *req, const struct rf_plugin *p)
 
 	NEED(p, lookup);
 	NAME_OR_EINVAL(name, pos);
+	req->name = name;
 	p->lookup(req, req->in.nodeid, name);
 }
 
@@ -139,6 +142,7 @@ static void op_symlink(struct rf_req *req, const struct rf_plugin *p)
 	NEED(p, symlink);
 	NAME_OR_EINVAL(name, pos);
 	NAME_OR_EINVAL(target, pos);
+	req->name = name;
 	p->symlink(req, target, req->in.nodeid, name);
 }
 
@@ -150,6 +154,7 @@ static void op_mknod(struct rf_req *req, const struct rf_plugin *p)
 	NEED(p, mknod);
 	NAME_OR_EINVAL(name, pos);
 	req->ctx.umask = m->umask;
+	req->name = name;
 	p->mknod(req, req->in.nodeid, name, m->mode, m->rdev);
 }
 
@@ -161,6 +166,7 @@ static void op_mkdir(struct rf_req *req, const struct rf_plugin *p)
 	NEED(p, mkdir);
 	NAME_OR_EINVAL(name, pos);
 	req->ctx.umask = m->umask;
+	req->name = name;
 	p->mkdir(req, req->in.nodeid, name, m->mode | S_IFDIR);
 }
 
@@ -170,6 +176,7 @@ static void op_unlink(struct rf_req *req, const struct rf_plugin *p)
 
 	NEED(p, unlink);
 	NAME_OR_EINVAL(name, pos);
+	req->name = name;
 	p->unlink(req, req->in.nodeid, name);
 }
 
@@ -179,6 +186,7 @@ static void op_rmdir(struct rf_req *req, const struct rf_plugin *p)
 
 	NEED(p, rmdir);
 	NAME_OR_EINVAL(name, pos);
+	req->name = name;
 	p->rmdir(req, req->in.nodeid, name);
 }
 
@@ -194,10 +202,14 @@ static void op_rename(struct rf_req *req, const struct rf_plugin *p)
 	} else {
 		newdir = ARG0(fuse_rename_in)->newdir;
 	}
+	req->kid2 = newdir;
 	if (!node_in(req, newdir, &newdir))
 		return;
 	NAME_OR_EINVAL(name, pos);
 	NAME_OR_EINVAL(newname, pos);
+	req->name = name;
+	req->name2 = newname;
+	req->rename_flags = flags;
 	p->rename(req, req->in.nodeid, name, newdir, newname, flags);
 }
 
@@ -211,6 +223,7 @@ static void op_link(struct rf_req *req, const struct rf_plugin *p)
 	if (!node_in(req, ARG0(fuse_link_in)->oldnodeid, &old))
 		return;
 	NAME_OR_EINVAL(newname, pos);
+	req->name = newname;
 	p->link(req, old, req->in.nodeid, newname);
 }
 
@@ -263,6 +276,8 @@ static void op_release(struct rf_req *req, const struct rf_plugin *p)
 
 	if (!fh_in(req, r->fh, &fh))
 		return;
+	/* out of the table before the plugin can hand the number out again */
+	rf_restore_release(req->q->w, r->fh);
 	if (req->in.opcode == FUSE_RELEASEDIR) {
 		if (!p->releasedir) {
 			rf_reply_ok(req);
@@ -390,6 +405,7 @@ static void op_create(struct rf_req *req, const struct rf_plugin *p)
 	NEED(p, create);
 	NAME_OR_EINVAL(name, pos);
 	req->ctx.umask = c->umask;
+	req->name = name;
 	p->create(req, req->in.nodeid, name, c->mode, (int)c->flags);
 }
 
@@ -543,7 +559,12 @@ void rf_dispatch(struct rf_req *req)
 			rf_reply_err(req, EIO);
 		return;
 	}
-	if (rf_id_in(req->q->w, req->in.nodeid, &req->in.nodeid) < 0) {
+	req->kid = req->in.nodeid;
+	req->kid2 = 0;
+	req->name = req->name2 = NULL;
+	req->rename_flags = 0;
+	if (rf_id_in(req->q->w, req->in.nodeid, &req->in.nodeid) < 0 &&
+	    !rf_restore_id_in(req->q->w, req->kid, &req->in.nodeid)) {
 		/* a node of a dead generation: the kernel looks the path up
 		 * again (from the root, whose id never changes) */
 		if (op == FUSE_RELEASE || op == FUSE_RELEASEDIR || op == FUSE_FLUSH)
@@ -570,7 +591,8 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 			return true;
 		memcpy(&f, args, sizeof(f));
 		q->stats->forgets++;
-		if (p->forget && rf_id_in(w, in->nodeid, &id) == 0)
+		id = rf_restore_forget(w, in->nodeid, f.nlookup);
+		if (p->forget && id)
 			p->forget(w->userdata, id, f.nlookup);
 		return true;
 	}
@@ -589,7 +611,8 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 
 			memcpy(&one, args + sizeof(b) + i * sizeof(one), sizeof(one));
 			q->stats->forgets++;
-			if (p->forget && rf_id_in(w, one.nodeid, &id) == 0)
+			id = rf_restore_forget(w, one.nodeid, one.nlookup);
+			if (p->forget && id)
 				p->forget(w->userdata, id, one.nlookup);
 		}
 		return true;

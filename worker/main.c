@@ -91,6 +91,7 @@ static bool terminated(const char *s, size_t n)
 static void recv_config(void)
 {
 	struct rf_msg m;
+	uint64_t total;
 	uint32_t q;
 	int r;
 
@@ -98,20 +99,23 @@ static void recv_config(void)
 	if (r < 0 || m.hdr.type != RF_MSG_CONFIG || m.nfds < 1)
 		fatalx("expected CONFIG from the broker (%s)", r < 0 ? strerror(-r) : "wrong type");
 	memcpy(&W.cfg, m.payload, sizeof(W.cfg));
-	if (m.nfds != (W.cfg.state_size ? 2 : 1))
-		fatalx("CONFIG: %d descriptors for a state of %llu bytes", m.nfds,
+	total = W.cfg.state_size + W.cfg.restore_size;
+	if (m.nfds != (total ? 2 : 1) || total < W.cfg.state_size || (W.cfg.restore_size & 4095))
+		fatalx("CONFIG: %d descriptors for a state of %llu + %llu bytes", m.nfds,
+		       (unsigned long long)W.cfg.restore_size,
 		       (unsigned long long)W.cfg.state_size);
-	if (W.cfg.state_size) {
+	if (total) {
 		struct stat st;
+		char *mem;
 
-		if (fstat(m.fds[1], &st) < 0 || (uint64_t)st.st_size != W.cfg.state_size)
-			fatalx("CONFIG: the state is not %llu bytes",
-			       (unsigned long long)W.cfg.state_size);
-		W.state = mmap(NULL, W.cfg.state_size, PROT_READ | PROT_WRITE, MAP_SHARED, m.fds[1],
-			       0);
-		if (W.state == MAP_FAILED)
-			fail(errno, "map the plugin's state");
+		if (fstat(m.fds[1], &st) < 0 || (uint64_t)st.st_size != total)
+			fatalx("CONFIG: the state is not %llu bytes", (unsigned long long)total);
+		mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, m.fds[1], 0);
+		if (mem == MAP_FAILED)
+			fail(errno, "map the mount's state");
 		close(m.fds[1]);
+		W.restore_mem = W.cfg.restore_size ? mem : NULL;
+		W.state = W.cfg.state_size ? mem + W.cfg.restore_size : NULL;
 	}
 	if (W.cfg.version != RF_IPC_VERSION || !terminated(W.cfg.name, sizeof(W.cfg.name)) ||
 	    !terminated(W.cfg.plugin, sizeof(W.cfg.plugin)) ||
@@ -240,6 +244,8 @@ static void check_killpriv(const struct rf_plugin *p)
 		     W.cfg.plugin);
 }
 
+static struct rf_plugin plugin_copy;
+
 static void load_plugin(int plugin_fd)
 {
 	char path[64];
@@ -254,14 +260,18 @@ static void load_plugin(int plugin_fd)
 	p = dlsym(h, "ringfence_plugin");
 	if (!p)
 		fail(ENOEXEC, "plugin %s exports no 'ringfence_plugin'", W.cfg.plugin);
-	if (p->abi_version != RF_PLUGIN_ABI_VERSION)
-		fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks %u", W.cfg.plugin,
-		     p->abi_version, RF_PLUGIN_ABI_VERSION);
+	if (p->abi_version < 1 || p->abi_version > RF_PLUGIN_ABI_VERSION)
+		fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks 1 to %u",
+		     W.cfg.plugin, p->abi_version, RF_PLUGIN_ABI_VERSION);
 	if (p->struct_size < RF_PLUGIN_MIN_SIZE)
 		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected at least %zu",
 		     W.cfg.plugin, p->struct_size, RF_PLUGIN_MIN_SIZE);
 	check_killpriv(p);
-	W.plugin = p;
+	/* fields past the plugin's struct_size are none (NULL, 0): a copy,
+	 * so that nothing reads past the object the plugin built */
+	memcpy(&plugin_copy, p,
+	       p->struct_size < sizeof(plugin_copy) ? p->struct_size : sizeof(plugin_copy));
+	W.plugin = &plugin_copy;
 }
 
 /* The queue threads' trusted start-up (queue.c), before the privilege
@@ -417,6 +427,10 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 	if (err < 0)
 		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
 	rf_sc_policy_free(sc_policy);
+	/* a predecessor's node ids and open files, through the plugin's
+	 * hooks, under its seccomp policy */
+	if (!W.cfg.responder)
+		rf_restore_start(&W);
 }
 
 /* The queue threads serve, the main thread answers the broker, until

@@ -109,6 +109,16 @@ void rf_reply_ok(struct rf_req *req)
 {
 	if (!claim(req, "ok"))
 		return;
+	switch (req->in.opcode) {
+	case FUSE_RENAME:
+	case FUSE_RENAME2:
+	case FUSE_UNLINK:
+	case FUSE_RMDIR:
+		rf_restore_moved(req);
+		break;
+	default:
+		break;
+	}
 	req->reply_len = 0;
 	rf_req_finish(req);
 }
@@ -151,10 +161,12 @@ static void split_timeout(double t, uint64_t *sec, uint32_t *nsec)
 	*nsec = (uint32_t)((t - (double)*sec) * 1e9);
 }
 
-static void fill_entry(const struct rf_req *req, struct fuse_entry_out *o, const struct rf_entry *e)
+/* @name: what the entry was found as in the request's directory */
+static void fill_entry(struct rf_req *req, struct fuse_entry_out *o, const struct rf_entry *e,
+		       const char *name)
 {
 	memset(o, 0, sizeof(*o));
-	o->nodeid = rf_id_out(req->q->w, e->ino);
+	o->nodeid = rf_restore_entry(req, e->ino, name, &e->attr);
 	o->generation = e->generation;
 	split_timeout(e->entry_timeout, &o->entry_valid, &o->entry_valid_nsec);
 	split_timeout(e->attr_timeout, &o->attr_valid, &o->attr_valid_nsec);
@@ -171,7 +183,7 @@ void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
 		bad_id(req, e->ino);
 		return;
 	}
-	fill_entry(req, &o, e);
+	fill_entry(req, &o, e, req->name);
 	finish_body(req, &o, sizeof(o));
 }
 
@@ -204,9 +216,11 @@ void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh, 
 		bad_id(req, e->ino > RF_ID_MASK ? e->ino : fh);
 		return;
 	}
-	fill_entry(req, &out.e, e);
+	fill_entry(req, &out.e, e, req->name);
 	memset(&out.o, 0, sizeof(out.o));
 	out.o.fh = req->q->w->tag | fh;
+	if (req->in.opcode == FUSE_CREATE && out.e.nodeid)
+		rf_restore_opened(req, out.e.nodeid, out.o.fh);
 	out.o.open_flags = open_flags_out(req, open_flags);
 	finish_body(req, &out, sizeof(out));
 }
@@ -236,6 +250,8 @@ void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags)
 	memset(&o, 0, sizeof(o));
 	o.fh = req->q->w->tag | fh;
 	o.open_flags = open_flags_out(req, open_flags);
+	if (req->in.opcode == FUSE_OPEN || req->in.opcode == FUSE_OPENDIR)
+		rf_restore_opened(req, req->kid, o.fh);
 	finish_body(req, &o, sizeof(o));
 }
 
@@ -390,7 +406,7 @@ static int dirbuf_add(struct rf_req *req, const char *name, const struct stat *s
 		struct fuse_entry_out eo;
 
 		if (e)
-			fill_entry(req, &eo, e);
+			fill_entry(req, &eo, e, name);
 		else
 			memset(&eo, 0, sizeof(eo));
 		memcpy(at, &eo, sizeof(eo));

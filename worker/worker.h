@@ -13,6 +13,7 @@
 #include "fuse_uapi.h"
 #include "msg.h"
 #include "pool.h"
+#include "restore.h"
 #include "ringfence/plugin.h"
 
 struct rf_queue;
@@ -61,6 +62,14 @@ struct rf_req {
 	bool kill_suidgid; /* rf_req_kill_suidgid() */
 	atomic_int interrupted;
 	uint64_t start_ns; /* when the request arrived */
+	/* for restore.c: the node id as the kernel sent it, and the names
+	 * (and second directory) of a request that makes, moves or removes
+	 * one; they point into the request like its other arguments */
+	uint64_t kid;
+	uint64_t kid2;
+	const char *name;
+	const char *name2;
+	uint32_t rename_flags;
 
 	/* the reply, built in place: body at payload */
 	bool replied;
@@ -132,6 +141,8 @@ struct rf_worker {
 	void *pool;
 	struct rf_pool_ctl *ctl;
 	void *state; /* the plugin's state (cfg.state_size bytes), or NULL */
+	void *restore_mem; /* the restore table (cfg.restore_size bytes), or NULL */
+	struct rf_restore *restore; /* restore.c, NULL when off */
 	int ipc_fd;
 	const struct rf_plugin *plugin;
 	void *userdata;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ringfence plugin ABI, version 1: the one header a filesystem plugin includes.
+ * ringfence plugin ABI, version 2: the one header a filesystem plugin includes.
  *
  * A plugin is a shared object exporting
  *
@@ -65,7 +65,8 @@
 extern "C" {
 #endif
 
-#define RF_PLUGIN_ABI_VERSION 1
+/* 2 added restore_node and reopen; the worker loads plugins of 1 and 2 */
+#define RF_PLUGIN_ABI_VERSION 2
 #define RF_ROOT_ID 1
 /* fh value passed when the kernel did not name an open file */
 #define RF_NO_FH UINT64_MAX
@@ -108,6 +109,30 @@ struct rf_init_args {
 
 #define RF_OWN_TENANT 0
 #define RF_OWN_XATTR 1
+
+/*
+ * Restoring a dead predecessor's nodes (ABI 2). Under a policy with
+ * restore_nodes the framework keeps, in memory the broker holds for as long
+ * as the mount stands, a record of every node id and open file the kernel
+ * holds: the parent and name a node was last reached by (from the request
+ * its entry reply answered, kept current across RENAME, dropped by UNLINK
+ * and RMDIR), its st_ino and type from that reply, and each open file's
+ * node and open flags. A successor, after init() and before it serves,
+ * calls restore_node() for each node (a parent before its children) and
+ * reopen() for each open file, and the kernel goes on with the ids and
+ * handles it has: nothing returns ESTALE or EIO for them. A node whose
+ * restore fails answers ESTALE as a node of a dead worker did before, and
+ * a file whose reopen fails answers EIO.
+ */
+struct rf_restore_node {
+	uint64_t parent; /* the parent's id in this worker (restored first) */
+	const char *name; /* one component, never "." or ".." */
+	ino_t ino; /* st_ino of the entry reply: check it is the same file */
+	mode_t type; /* its S_IFMT bits */
+	/* lookups the kernel holds: take the node as looked up this often
+	 * (its forget() calls will add up to this) */
+	uint64_t nlookup;
+};
 
 /* An entry (lookup/mkdir/create/... reply). */
 struct rf_entry {
@@ -218,6 +243,15 @@ struct rf_plugin {
 	/* RF_PLUGIN_*; a plugin built before this field has none (the worker
 	 * reads it only when struct_size covers it) */
 	uint32_t flags;
+
+	/* ABI 2, restoring a predecessor's nodes (see struct rf_restore_node).
+	 * restore_node: find @r->name under @r->parent again and set *@ino to
+	 * the node's id; 0 or a positive errno (ENOENT, ESTALE: not the same
+	 * file). reopen: open node @ino again with @flags (never O_CREAT,
+	 * O_EXCL or O_TRUNC), as open() (opendir() if @dir) would have, and
+	 * set *@fh; 0 or a positive errno. Both run before any request. */
+	int (*restore_node)(void *userdata, const struct rf_restore_node *r, uint64_t *ino);
+	int (*reopen)(void *userdata, uint64_t ino, int flags, int dir, uint64_t *fh);
 };
 
 /* The plugin clears set-user-ID and set-group-ID bits itself (see above). */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * legacy: a plugin as built before struct rf_plugin had flags (its
- * struct_size ends at readdirplus), serving an empty root whose setattr
+ * legacy: a plugin of ABI 1 as built before struct rf_plugin had flags
+ * (its struct_size ends at readdirplus; the worker must read nothing past
+ * it, no restore hooks), serving an empty root whose setattr
  * answers and changes nothing. It can change a file's attributes but never
  * says it clears setuid and setgid bits, so the worker must refuse it
  * under handle_killpriv and load it without.
@@ -29,7 +30,7 @@ static void legacy_setattr(struct rf_req *req, uint64_t ino, const struct rf_set
 }
 
 const struct rf_plugin ringfence_plugin = {
-	.abi_version = RF_PLUGIN_ABI_VERSION,
+	.abi_version = 1,
 	.struct_size = offsetof(struct rf_plugin, flags),
 	.name = "legacy",
 	.getattr = legacy_getattr,
