@@ -267,11 +267,12 @@ void rf_worker_log_dropped(struct rf_tenant *t);
 
 /* backoff.c, pure: record a death at @now (death number @crashes) in
  * @deaths, the ring of the last @limit; @recent counts those within
- * @window seconds, and @delay_ms is how long until a successor, 0 when
- * @recent reached @limit (a crash loop: the EIO responder's turn). */
+ * @window seconds, and @delay_ms is how long until a successor (0 for the
+ * first), unless @recent reached @limit (crash_loop). */
 struct rf_backoff {
 	unsigned int recent;
 	long delay_ms;
+	bool crash_loop; /* @recent reached the limit: the EIO responder's turn */
 };
 struct rf_backoff rf_backoff_after_death(time_t *deaths, unsigned int limit, unsigned int window,
 					 unsigned int crashes, time_t now);

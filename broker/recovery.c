@@ -68,7 +68,7 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 	}
 	bo = rf_backoff_after_death(t->deaths, t->pol.crash_limit, t->pol.crash_window, t->crashes,
 				    time(NULL));
-	if (!bo.delay_ms) {
+	if (bo.crash_loop) {
 		size_t n = strlen(t->fail_reason);
 
 		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n,

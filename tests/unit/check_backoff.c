@@ -23,11 +23,11 @@ static struct rf_backoff die(time_t now)
 	return rf_backoff_after_death(deaths, LIMIT, WINDOW, ++crashes, now);
 }
 
-/* deaths close together: 100 ms, then twice as long each time, until the
- * fifth within the window ends in the responder */
+/* deaths close together: the first at once, then 100 ms and twice as long
+ * each time, until the fifth within the window ends in the responder */
 START_TEST(test_close_together)
 {
-	static const long want[] = { 100, 200, 400, 800 };
+	static const long want[] = { 0, 100, 200, 400 };
 	struct rf_backoff b;
 	int i;
 
@@ -35,10 +35,11 @@ START_TEST(test_close_together)
 		b = die(1000 + i);
 		ck_assert_uint_eq(b.recent, (unsigned int)i + 1);
 		ck_assert_int_eq(b.delay_ms, want[i]);
+		ck_assert(!b.crash_loop);
 	}
 	b = die(1004);
 	ck_assert_uint_eq(b.recent, LIMIT);
-	ck_assert_int_eq(b.delay_ms, 0);
+	ck_assert(b.crash_loop);
 }
 END_TEST
 
@@ -51,7 +52,7 @@ START_TEST(test_far_apart)
 	for (i = 0; i < 20; i++) {
 		b = die(1000 + (time_t)i * WINDOW);
 		ck_assert_uint_eq(b.recent, 1);
-		ck_assert_int_eq(b.delay_ms, 100);
+		ck_assert_int_eq(b.delay_ms, 0);
 	}
 }
 END_TEST
@@ -70,11 +71,11 @@ START_TEST(test_window_slides)
 	/* 1000 is a window old now: four recent, not five */
 	b = die(1000 + WINDOW);
 	ck_assert_uint_eq(b.recent, 4);
-	ck_assert_int_eq(b.delay_ms, 800);
+	ck_assert_int_eq(b.delay_ms, 400);
 	/* death 6 overwrites death 1 in the ring: five within the window */
 	b = die(1000 + WINDOW + 1);
 	ck_assert_uint_eq(b.recent, LIMIT);
-	ck_assert_int_eq(b.delay_ms, 0);
+	ck_assert(b.crash_loop);
 }
 END_TEST
 
@@ -82,7 +83,7 @@ END_TEST
 START_TEST(test_delay_capped)
 {
 	time_t many[32] = { 0 };
-	struct rf_backoff b = { 0, 0 };
+	struct rf_backoff b = { 0, 0, false };
 	unsigned int i;
 
 	for (i = 1; i <= 20; i++)
