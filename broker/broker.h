@@ -14,7 +14,9 @@
 #include "policy.h"
 #include "pool.h"
 
+struct bufferevent;
 struct event;
+
 struct event_base;
 struct io_uring_params;
 
@@ -56,6 +58,13 @@ struct rf_kick {
 	pid_t pid; /* while it runs, else 0 */
 	unsigned int generation; /* the worker generation it kicks for */
 	bool owed; /* a newer generation waits for a kick once it has gone */
+};
+
+enum rf_upgrade_phase {
+	RF_UPG_NONE = 0,
+	RF_UPG_KILLED, /* the old worker was killed; its successor is the new plugin's */
+	RF_UPG_TRIAL, /* the new plugin's worker, restoring strictly, not READY yet */
+	RF_UPG_ROLLBACK, /* that failed; the old plugin's worker, not READY yet */
 };
 
 struct rf_tenant {
@@ -102,6 +111,13 @@ struct rf_tenant {
 	struct rf_kick *kicks; /* recovery.c: one per queue */
 	time_t kick_started;
 	struct event *respawn_ev;
+	/* upgrade.c: ringfencectl upgrade, from the kill of the old worker to
+	 * the new one's READY (or the old plugin's, rolled back) */
+	enum rf_upgrade_phase upg;
+	char upg_old[RF_POLICY_PATH_MAX]; /* the plugin to roll back to */
+	char upg_why[512]; /* why the new one did not serve */
+	struct bufferevent *upg_conn; /* the control connection waiting */
+	uint64_t upg_nodes0, upg_files0; /* restored_* before it */
 };
 
 struct rf_broker {
@@ -308,6 +324,19 @@ int rf_proc_starttime(pid_t pid, unsigned long long *start);
 /* control.c */
 int rf_control_open(struct rf_broker *b);
 void rf_control_close(struct rf_broker *b);
+/* Answer the control connection waiting on @t's upgrade with @text and
+ * close it (none waiting: nothing). */
+void rf_control_upgrade_reply(struct rf_tenant *t, const char *text);
+
+/* upgrade.c: ringfencectl upgrade TENANT [PLUGIN]: a new worker generation
+ * (of PLUGIN, a name or an absolute path) through the restore hand-over;
+ * 0, or -errno with the reason in @why. Then, from the worker's life
+ * cycle: a worker of @t was reaped (true: the upgrade took care of it, no
+ * crash); READY came; the tenant stops (a waiting peer is told). */
+int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t len);
+bool rf_upgrade_reaped(struct rf_tenant *t);
+void rf_upgrade_ready(struct rf_tenant *t);
+void rf_upgrade_abandon(struct rf_tenant *t, const char *why);
 
 const char *rf_tenant_state_name(enum rf_tenant_state s);
 

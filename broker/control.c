@@ -9,6 +9,9 @@
  *   reload                     re-read the policy file, apply the difference
  *   restart TENANT             stop and start (also leaves "failed")
  *   umount TENANT              stop and unmount; "restart" brings it back
+ *   upgrade TENANT [PLUGIN]    a new worker generation (of PLUGIN) keeping the
+ *                              mount, its node ids and open files; answered
+ *                              when it serves, or when it was rolled back
  *
  * A connection is read and answered through the event loop, never by
  * blocking in it: a peer that connects and says nothing holds only its own
@@ -418,8 +421,9 @@ static void put_stats(struct out *o, const struct rf_tenant *t, int json)
 	put(o, "}");
 }
 
-/* Run one command line; the answer goes to @o. */
-static void run_command(struct rf_broker *b, char *line, struct out *o)
+/* Run one command line; the answer goes to @o, or comes later for the
+ * tenant left in *@wait (an upgrade). */
+static void run_command(struct rf_broker *b, char *line, struct out *o, struct rf_tenant **wait)
 {
 	char *argv[4] = { 0 };
 	int argc = 0, json = 0;
@@ -491,7 +495,26 @@ static void run_command(struct rf_broker *b, char *line, struct out *o)
 		}
 		return;
 	}
-	put(o, "error: unknown command '%.64s' (status, stats, reload, restart, umount)\n",
+	if (!strcmp(argv[0], "upgrade") && (argc == 2 || argc == 3)) {
+		struct rf_tenant *t = rf_tenant_find(b, argv[1]);
+		char why[512];
+
+		if (!t) {
+			put(o, "error: no tenant '%s'\n", argv[1]);
+			return;
+		}
+		if (t->upg_conn) {
+			put(o, "error: %s: an upgrade is under way\n", t->pol.name);
+			return;
+		}
+		if (rf_upgrade_start(t, argc == 3 ? argv[2] : NULL, why, sizeof(why)) < 0) {
+			put(o, "error: %s\n", why);
+			return;
+		}
+		*wait = t;
+		return;
+	}
+	put(o, "error: unknown command '%.64s' (status, stats, reload, restart, umount, upgrade)\n",
 	    argv[0]);
 }
 
@@ -533,7 +556,7 @@ static int peer_allowed(const struct rf_broker *b, int fd, const struct ucred *c
 
 #define RF_CONTROL_TIMEOUT 5 /* seconds to send a command and to take the answer */
 #define RF_CONTROL_CONNS 32
-#define RF_CONTROL_CMD_MAX 255
+#define RF_CONTROL_CMD_MAX 1279
 
 static void control_free(struct bufferevent *bev, struct rf_broker *b)
 {
@@ -552,8 +575,27 @@ static void control_sent(struct bufferevent *bev, void *arg)
 /* The peer went away, or was too slow to take the answer. */
 static void control_gone(struct bufferevent *bev, short what, void *arg)
 {
+	struct rf_broker *b = arg;
+	size_t i;
+
 	(void)what;
-	control_free(bev, arg);
+	/* one waiting on an upgrade is forgotten; the upgrade goes on */
+	for (i = 0; i < b->ntenants; i++)
+		if (b->tenants[i]->upg_conn == bev)
+			b->tenants[i]->upg_conn = NULL;
+	control_free(bev, b);
+}
+
+void rf_control_upgrade_reply(struct rf_tenant *t, const char *text)
+{
+	struct bufferevent *bev = t->upg_conn;
+
+	if (!bev)
+		return;
+	t->upg_conn = NULL;
+	bufferevent_setcb(bev, NULL, control_sent, control_gone, t->b);
+	if (bufferevent_write(bev, text, strlen(text)) < 0)
+		control_free(bev, t->b);
 }
 
 static void control_answer(struct bufferevent *bev, struct rf_broker *b)
@@ -563,6 +605,7 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 	struct ucred cred = { .uid = (uid_t)-1 };
 	socklen_t clen = sizeof(cred);
 	char cmd[RF_CONTROL_CMD_MAX + 1];
+	struct rf_tenant *wait = NULL;
 	ev_ssize_t n;
 
 	n = evbuffer_copyout(in, cmd, RF_CONTROL_CMD_MAX);
@@ -576,9 +619,18 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 		put(&o, "error: command longer than %d bytes\n", RF_CONTROL_CMD_MAX);
 	} else {
 		cmd[strcspn(cmd, "\r\n")] = '\0';
-		run_command(b, cmd, &o);
+		run_command(b, cmd, &o, &wait);
 	}
 	bufferevent_disable(bev, EV_READ);
+	if (wait) {
+		/* answered by rf_control_upgrade_reply (a peer that hung up
+		 * meanwhile is found when it is written to); no time-out: an
+		 * upgrade ends, at the latest, at a worker's start_timeout */
+		wait->upg_conn = bev;
+		bufferevent_setcb(bev, NULL, NULL, control_gone, b);
+		bufferevent_set_timeouts(bev, NULL, NULL);
+		return;
+	}
 	bufferevent_setcb(bev, NULL, control_sent, control_gone, b);
 	if (!o.used || bufferevent_write(bev, o.buf, o.used) < 0)
 		control_free(bev, b);

@@ -162,6 +162,8 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.state_size = t->state_fd >= 0 ? t->pol.state_size : 0;
 	c.restore_size = t->state_fd >= 0 ? rf_restore_bytes(t->pol.restore_nodes) : 0;
 	c.restore_nodes = c.restore_size ? t->pol.restore_nodes : 0;
+	/* an upgrade's new plugin restores all, or ends before serving */
+	c.restore_strict = t->upg == RF_UPG_TRIAL;
 	{
 		int fds[2] = { t->pool_fd, t->state_fd };
 
@@ -378,6 +380,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
 			 t->pol.plugin, t->pol.mountpoint, rf_transport_name(rd.transport),
 			 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
+		rf_upgrade_ready(t);
 		return;
 	}
 	case RF_MSG_LOG: {
@@ -508,6 +511,12 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		log_info("%s: worker %s", t->pol.name, how);
 		rf_cgroup_remove(t);
 		return;
+	}
+	if (t->upg != RF_UPG_NONE) {
+		log_info("%s: worker %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
+			 t->fail_reason);
+		if (rf_upgrade_reaped(t))
+			return; /* no crash: the upgrade's own doing */
 	}
 	t->crashes++;
 	log_warnx("%s: worker %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",

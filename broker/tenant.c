@@ -74,6 +74,7 @@ fail:
 
 void rf_tenant_stop(struct rf_tenant *t)
 {
+	rf_upgrade_abandon(t, "the tenant was stopped");
 	rf_recovery_cancel(t);
 	rf_worker_stop(t);
 	rf_mount_detach(t);
@@ -165,6 +166,7 @@ void rf_tenant_remove(struct rf_tenant *t)
 void rf_tenant_give_up(struct rf_tenant *t)
 {
 	log_warnx("%s: aborting the connection and detaching %s", t->pol.name, t->pol.mountpoint);
+	rf_upgrade_abandon(t, "the tenant was given up");
 	t->state = RF_TENANT_FAILED;
 	rf_mount_abort(t);
 	rf_mount_detach(t);

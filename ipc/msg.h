@@ -106,7 +106,7 @@ struct rf_msg_config {
 	uint64_t state_size; /* the plugin's; 0: none */
 	uint64_t restore_size; /* the restore tables' (rf_restore_bytes); 0: none */
 	uint32_t restore_nodes; /* the policy's */
-	uint32_t restore_pad;
+	uint32_t restore_strict; /* ringfencectl upgrade: any restore failing ends the worker */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];

@@ -23,6 +23,11 @@ static void usage(FILE *f)
 		"  reload            re-read the policy file; a file with errors changes nothing\n"
 		"  restart TENANT    stop and start a tenant (also one that failed)\n"
 		"  umount TENANT     stop a tenant and unmount it\n"
+		"  upgrade TENANT [PLUGIN]\n"
+		"                    a new worker generation, of PLUGIN (a name or an absolute\n"
+		"                    path) if given, keeping the mount, its node ids and open\n"
+		"                    files (policy restore_nodes); answers once it serves, or\n"
+		"                    with an error once the old plugin is back (rolled back)\n"
 		"\n"
 		"options:\n"
 		"  -s, --socket PATH  the broker's control socket (default %s)\n"
@@ -44,7 +49,7 @@ int main(int argc, char **argv)
 	};
 	const char *sock = RF_DEFAULT_CONTROL_SOCKET;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char cmd[256], buf[4096];
+	char cmd[1280], buf[4096];
 	int c, fd, json = 0, err = 0, saw_error = 0, nargs;
 	const char *verb;
 	ssize_t n;
@@ -70,16 +75,24 @@ int main(int argc, char **argv)
 	verb = nargs ? argv[optind] : "";
 	if (!((!strcmp(verb, "status") || !strcmp(verb, "stats")) && nargs <= 2) &&
 	    !(!strcmp(verb, "reload") && nargs == 1) &&
-	    !((!strcmp(verb, "restart") || !strcmp(verb, "umount")) && nargs == 2)) {
+	    !((!strcmp(verb, "restart") || !strcmp(verb, "umount")) && nargs == 2) &&
+	    !(!strcmp(verb, "upgrade") && (nargs == 2 || nargs == 3))) {
 		usage(stderr);
 		return 2;
 	}
-	if (nargs == 2 && (strlen(argv[optind + 1]) > 64 || strpbrk(argv[optind + 1], " \t\n"))) {
+	if (nargs == 3 && (!argv[optind + 2][0] || strlen(argv[optind + 2]) > 1000 ||
+			   strpbrk(argv[optind + 2], " \t\n"))) {
+		fprintf(stderr, "ringfencectl: '%s' is not a plugin name or path\n",
+			argv[optind + 2]);
+		return 2;
+	}
+	if (nargs >= 2 && (strlen(argv[optind + 1]) > 64 || strpbrk(argv[optind + 1], " \t\n"))) {
 		fprintf(stderr, "ringfencectl: '%s' is not a tenant name\n", argv[optind + 1]);
 		return 2;
 	}
-	snprintf(cmd, sizeof(cmd), "%s%s%s%s\n", verb, nargs == 2 ? " " : "",
-		 nargs == 2 ? argv[optind + 1] : "", json ? " json" : "");
+	snprintf(cmd, sizeof(cmd), "%s%s%s%s%s%s\n", verb, nargs >= 2 ? " " : "",
+		 nargs >= 2 ? argv[optind + 1] : "", nargs == 3 ? " " : "",
+		 nargs == 3 ? argv[optind + 2] : "", json ? " json" : "");
 	if (strlen(sock) >= sizeof(sun.sun_path)) {
 		fprintf(stderr, "ringfencectl: %s: path too long\n", sock);
 		return 1;

@@ -429,8 +429,13 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 	rf_sc_policy_free(sc_policy);
 	/* a predecessor's node ids and open files, through the plugin's
 	 * hooks, under its seccomp policy */
-	if (!W.cfg.responder)
-		rf_restore_start(&W);
+	if (!W.cfg.responder) {
+		char why[256];
+
+		err = rf_restore_start(&W, why, sizeof(why));
+		if (err < 0)
+			fail(-err, "%s", why);
+	}
 }
 
 /* The queue threads serve, the main thread answers the broker, until

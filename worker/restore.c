@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -485,7 +486,7 @@ static int open_tables(struct rf_restore *rs)
 	return 0;
 }
 
-void rf_restore_start(struct rf_worker *w)
+int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 {
 	const struct rf_plugin *p = w->plugin;
 	struct rf_restore *rs;
@@ -497,7 +498,7 @@ void rf_restore_start(struct rf_worker *w)
 	int r;
 
 	if (!w->restore_mem)
-		return;
+		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rs = calloc(1, sizeof(*rs));
 	if (!rs || rf_idmap_init(&rs->fwd, 0) < 0 || rf_idmap_init(&rs->rev, 0) < 0 ||
@@ -509,7 +510,7 @@ void rf_restore_start(struct rf_worker *w)
 	if (r < 0) {
 		log_warnx("restore table: %s; ids of earlier workers answer ESTALE", strerror(-r));
 		free(rs);
-		return;
+		return 0;
 	}
 	wk.tag = w->tag;
 	wk.cap = rf_nodetab_count(&rs->nodes);
@@ -524,21 +525,8 @@ void rf_restore_start(struct rf_worker *w)
 			  p->name ? p->name : "?", wk.n);
 	for (i = 0; p->restore_node && i < wk.n; i++)
 		restore_chain(rs, &wk, &wk.v[i], stack);
-	for (i = 0; i < wk.n; i++) {
-		struct found *f = &wk.v[i];
-
-		if (f->state != F_DONE) {
-			rf_nodetab_del(&rs->nodes, f->kid);
-			continue;
-		}
-		nodes_done++;
-		if (rf_idmap_set(&rs->fwd, f->kid, f->pid) < 0)
-			goto nomem;
-		if (!rf_idmap_get(&rs->rev, f->pid, NULL) &&
-		    rf_idmap_set(&rs->rev, f->pid, f->kid) < 0)
-			goto nomem;
-		rf_idmap_set(&rs->names, name_hash(f->k.parent, f->k.name, f->k.namelen), f->kid);
-	}
+	for (i = 0; i < wk.n; i++)
+		nodes_done += wk.v[i].state == F_DONE;
 	nodes_failed = wk.n - nodes_done;
 	/* open files, of nodes restored (or the root) */
 	fw.rs = rs;
@@ -548,6 +536,30 @@ void rf_restore_start(struct rf_worker *w)
 	if (!fw.drop)
 		goto nomem;
 	rf_nodetab_each(&rs->files, reopen_one, &fw);
+	if (w->cfg.restore_strict && (nodes_failed || fw.failed)) {
+		/* an upgrade: the old plugin comes back and restores them; the
+		 * tables stay as they are */
+		snprintf(why, len,
+			 "restore: %u of %u node ids and %u of %u open files could not be "
+			 "restored by this plugin%s",
+			 nodes_failed, wk.n, fw.failed, fw.done + fw.failed,
+			 p->restore_node ? "" : " (it has no restore_node)");
+		return -ESTALE;
+	}
+	for (i = 0; i < wk.n; i++) {
+		struct found *f = &wk.v[i];
+
+		if (f->state != F_DONE) {
+			rf_nodetab_del(&rs->nodes, f->kid);
+			continue;
+		}
+		if (rf_idmap_set(&rs->fwd, f->kid, f->pid) < 0)
+			goto nomem;
+		if (!rf_idmap_get(&rs->rev, f->pid, NULL) &&
+		    rf_idmap_set(&rs->rev, f->pid, f->kid) < 0)
+			goto nomem;
+		rf_idmap_set(&rs->names, name_hash(f->k.parent, f->k.name, f->k.namelen), f->kid);
+	}
 	for (i = 0; i < fw.ndrop; i++)
 		rf_nodetab_del(&rs->files, fw.drop[i]);
 	stats(rs)->restored_nodes += nodes_done;
@@ -566,7 +578,7 @@ void rf_restore_start(struct rf_worker *w)
 	free(wk.v);
 	rf_idmap_free(&wk.at);
 	w->restore = rs;
-	return;
+	return 0;
 nomem:
 	fatalx("restore: out of memory");
 }

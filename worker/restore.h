@@ -14,6 +14,7 @@
 #define RINGFENCE_RESTORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -21,8 +22,10 @@ struct rf_worker;
 struct rf_req;
 
 /* Open the tables in w->restore_mem and restore what a predecessor left,
- * through the plugin's hooks; after init(), before any request. */
-void rf_restore_start(struct rf_worker *w);
+ * through the plugin's hooks; after init(), before any request. 0, or
+ * under cfg.restore_strict (an upgrade) -ESTALE with the reason in @why
+ * when anything could not be restored: the tables are left as they were. */
+int rf_restore_start(struct rf_worker *w, char *why, size_t len);
 /* The kernel id of plugin node @pid in an entry reply to @req, found as
  * @name in the request's directory (req->kid): recorded and counted as one
  * lookup. 0 for an id that cannot be sent. */

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringfencectl upgrade TENANT [PLUGIN]: a new worker generation, of a new
+ * plugin file if named, through the hand-over a worker's death takes (the
+ * restore tables, adoption, rescue), with one difference: the new
+ * generation restores strictly. A node id or open file its plugin cannot
+ * restore, or a load or init that fails, ends it before it serves and
+ * before it changes the tables; the old plugin then starts again (the
+ * rollback) and restores them, and the waiting control peer is told why.
+ * Neither worker's end counts as a crash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log.h"
+
+static void restored(const struct rf_tenant *t, uint64_t *nodes, uint64_t *files)
+{
+	uint32_t q;
+
+	*nodes = *files = 0;
+	for (q = 0; t->pool && q < t->geom.nqueues; q++) {
+		const volatile struct rf_queue_stats *s = rf_pool_stats(t->pool, q);
+
+		*nodes += s->restored_nodes;
+		*files += s->restored_files;
+	}
+}
+
+int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t len)
+{
+	struct rf_mount_policy probe = t->pol;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (t->upg != RF_UPG_NONE) {
+		snprintf(why, len, "%s: an upgrade is under way", t->pol.name);
+		return -EBUSY;
+	}
+	if (t->state != RF_TENANT_RUNNING || t->responder || t->worker_pid <= 0) {
+		snprintf(why, len, "%s is not running (%s)", t->pol.name,
+			 rf_tenant_state_name(t->state));
+		return -EAGAIN;
+	}
+	if (!t->pol.restore_nodes) {
+		snprintf(why, len,
+			 "%s has no restore_nodes: its clients would lose their open files; "
+			 "set restore_nodes in its policy, or use restart",
+			 t->pol.name);
+		return -EINVAL;
+	}
+	if (plugin) {
+		if (!plugin[0] || strlen(plugin) >= sizeof(probe.plugin) ||
+		    (plugin[0] != '/' && strchr(plugin, '/'))) {
+			snprintf(why, len, "plugin '%.200s': a name or an absolute path", plugin);
+			return -EINVAL;
+		}
+		snprintf(probe.plugin, sizeof(probe.plugin), "%s", plugin);
+	}
+	if (rf_policy_plugin_path(t->b->policy, &probe, path, sizeof(path)) < 0) {
+		snprintf(why, len, "plugin '%.200s': path too long", probe.plugin);
+		return -ENAMETOOLONG;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = fd < 0 ? errno : EINVAL;
+
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, len, "plugin %.300s: %s", path,
+			 err == EINVAL ? "not a regular file" : strerror(err));
+		return -err;
+	}
+	close(fd);
+	snprintf(t->upg_old, sizeof(t->upg_old), "%s", t->pol.plugin);
+	snprintf(t->pol.plugin, sizeof(t->pol.plugin), "%s", probe.plugin);
+	t->upg_why[0] = '\0';
+	restored(t, &t->upg_nodes0, &t->upg_files0);
+	t->upg = RF_UPG_KILLED;
+	log_info("%s: upgrade: worker %d makes way for %s", t->pol.name, (int)t->worker_pid, path);
+	kill(t->worker_pid, SIGKILL);
+	return 0;
+}
+
+/* the next generation, at once */
+static int next(struct rf_tenant *t)
+{
+	rf_recovery_cancel(t);
+	t->generation++;
+	t->fail_reason[0] = '\0';
+	t->state = RF_TENANT_STARTING;
+	log_info("%s: starting worker generation %u (%s)", t->pol.name, t->generation,
+		 t->upg == RF_UPG_TRIAL ? "the upgrade" : "rolled back");
+	return rf_worker_spawn(t);
+}
+
+static void rollback(struct rf_tenant *t)
+{
+	char msg[1024];
+
+	snprintf(t->upg_why, sizeof(t->upg_why), "%.500s",
+		 t->fail_reason[0] ? t->fail_reason : "it ended before serving");
+	log_warnx("%s: upgrade to %s failed (%s); rolling back to %s", t->pol.name, t->pol.plugin,
+		  t->upg_why, t->upg_old);
+	snprintf(msg, sizeof(msg), "%s", t->pol.plugin);
+	snprintf(t->pol.plugin, sizeof(t->pol.plugin), "%s", t->upg_old);
+	snprintf(t->upg_old, sizeof(t->upg_old), "%s", msg);
+	t->upg = RF_UPG_ROLLBACK;
+	if (next(t) < 0)
+		rf_upgrade_abandon(t, "the old plugin's worker could not be started");
+}
+
+bool rf_upgrade_reaped(struct rf_tenant *t)
+{
+	switch (t->upg) {
+	case RF_UPG_KILLED:
+		t->upg = RF_UPG_TRIAL;
+		if (next(t) < 0)
+			rollback(t);
+		return true;
+	case RF_UPG_TRIAL:
+		rollback(t);
+		return true;
+	case RF_UPG_ROLLBACK:
+		rf_upgrade_abandon(t, t->fail_reason[0]
+					      ? t->fail_reason
+					      : "the old plugin's worker ended before serving");
+		return false; /* a crash like any other from here */
+	default:
+		return false;
+	}
+}
+
+void rf_upgrade_ready(struct rf_tenant *t)
+{
+	uint64_t nodes, files;
+	char msg[4096];
+
+	if (t->upg != RF_UPG_TRIAL && t->upg != RF_UPG_ROLLBACK)
+		return;
+	restored(t, &nodes, &files);
+	/* counters the workers wrote: shown, not trusted */
+	nodes = nodes >= t->upg_nodes0 ? nodes - t->upg_nodes0 : 0;
+	files = files >= t->upg_files0 ? files - t->upg_files0 : 0;
+	if (t->upg == RF_UPG_TRIAL)
+		snprintf(msg, sizeof(msg),
+			 "%s upgraded to %.1000s (generation %u): %llu node ids and %llu open "
+			 "files restored\n",
+			 t->pol.name, t->pol.plugin, t->generation, (unsigned long long)nodes,
+			 (unsigned long long)files);
+	else
+		snprintf(msg, sizeof(msg),
+			 "error: %s: %.1000s did not take over: %s; rolled back to %.1000s "
+			 "(generation %u), %llu node ids and %llu open files restored\n",
+			 t->pol.name, t->upg_old, t->upg_why, t->pol.plugin, t->generation,
+			 (unsigned long long)nodes, (unsigned long long)files);
+	log_info("%s: %.*s", t->pol.name, (int)strcspn(msg, "\n"), msg);
+	t->upg = RF_UPG_NONE;
+	rf_control_upgrade_reply(t, msg);
+}
+
+void rf_upgrade_abandon(struct rf_tenant *t, const char *why)
+{
+	char msg[2048];
+
+	if (t->upg == RF_UPG_NONE)
+		return;
+	snprintf(msg, sizeof(msg), "error: %s: upgrade abandoned: %.1500s\n", t->pol.name, why);
+	log_warnx("%.*s", (int)strcspn(msg, "\n"), msg);
+	t->upg = RF_UPG_NONE;
+	rf_control_upgrade_reply(t, msg);
+}

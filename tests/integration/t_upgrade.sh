@@ -1,0 +1,100 @@
+#!/bin/bash
+# ringfencectl upgrade TENANT [PLUGIN]: a new worker generation, of a new
+# plugin file if named, keeping the mount, its node ids and open files
+# (restore_nodes); not a crash. A plugin that cannot restore what the
+# kernel holds, or does not load, is rolled back to the old one, and the
+# command says so; the clients' files work throughout.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+CLIENT=$(dirname "$0")/restore_client.py
+LOAD=$(dirname "$0")/restore_load.py
+
+client_start() {
+	mkdir -p "$T/$1.mnt/a/b"
+	head -c 100000 /dev/urandom >"$T/$1.mnt/a/b/f"
+	coproc C { exec python3 "$CLIENT" "$T/$1.mnt"; }
+	CPID=$C_PID
+}
+client() {
+	local out
+	echo "$1 $2" >&"${C[1]}"
+	read -r -t $((20 * RF_TIME_SCALE)) out <&"${C[0]}" || out="fail: no answer"
+	echo "$out"
+}
+# upgrade [PLUGIN]: the answer in $out, the status in $rc
+upgrade() {
+	out=$("$CTL" -s "$T/ctl.sock" upgrade up "$@" 2>&1)
+	rc=$?
+}
+
+rf_policy up passthrough "$T/src" "restore_nodes = 1024"
+rf_policy plain passthrough "$T/src2"
+rf_start up plain
+client_start up
+[ "$(client step 0)" = ok ] || rf_fail "before any upgrade"
+: >"$T/kills"
+python3 "$LOAD" run "$T/up.mnt" "$T/src" 8 "$T/load.json" &
+LOADER=$!
+sleep 1
+
+rf_log "upgrade to the same plugin: a new generation, the files stay open, no crash"
+w=$(rf_worker up)
+python3 -c 'import time; print("%.6f" % time.time(), end=" ")' >>"$T/kills"
+upgrade
+python3 -c 'import time; print("%.6f" % time.time())' >>"$T/kills"
+[ $rc = 0 ] || rf_fail "upgrade: $out"
+echo "$out" | grep -q "^up upgraded to passthrough (generation 1): [0-9]* node ids and [0-9]* open files restored$" ||
+	rf_fail "upgrade said: $out"
+rf_log "  $out"
+[ "$(rf_worker up)" != "$w" ] || rf_fail "the same worker serves"
+[ "$(client step 1)" = ok ] || rf_fail "after the upgrade"
+[ "$(rf_field up crashes)" = 0 ] || rf_fail "crashes=$(rf_field up crashes)"
+[ "$(rf_field up generation)" = 1 ] || rf_fail "generation=$(rf_field up generation)"
+
+rf_log "upgrade to another file: the worker maps it"
+cp "$BUILD/plugins/passthrough.so" "$T/passthrough-v2.so"
+python3 -c 'import time; print("%.6f" % time.time(), end=" ")' >>"$T/kills"
+upgrade "$T/passthrough-v2.so"
+python3 -c 'import time; print("%.6f" % time.time())' >>"$T/kills"
+[ $rc = 0 ] || rf_fail "upgrade: $out"
+[ "$(rf_field up plugin)" = "$T/passthrough-v2.so" ] || rf_fail "plugin=$(rf_field up plugin)"
+grep -q "$T/passthrough-v2.so" "/proc/$(rf_worker up)/maps" || rf_fail "the new file is not mapped"
+[ "$(client step 2)" = ok ] || rf_fail "after the second upgrade"
+wait "$LOADER" || rf_fail "the writers failed"
+python3 "$LOAD" judge "$T/load.json" "$T/kills" >"$T/judge.out"
+rc=$?
+while read -r l; do rf_log "  $l"; done <"$T/judge.out"
+[ $rc = 0 ] || rf_fail "errors or corrupt data across the upgrades"
+
+rf_log "a plugin that cannot restore (hello: no restore_node) is rolled back"
+upgrade hello
+[ $rc = 1 ] || rf_fail "upgrade to hello succeeded: $out"
+echo "$out" | grep -q "^error: up: hello did not take over: restore: .* could not be restored by this plugin (it has no restore_node).*; rolled back to $T/passthrough-v2.so (generation 4)" ||
+	rf_fail "upgrade said: $out"
+rf_log "  $out"
+[ "$(rf_field up plugin)" = "$T/passthrough-v2.so" ] || rf_fail "plugin=$(rf_field up plugin)"
+[ "$(rf_field up state)" = running ] || rf_fail "state=$(rf_field up state)"
+[ "$(client step 3)" = ok ] || rf_fail "after the rollback"
+[ "$(rf_field up crashes)" = 0 ] || rf_fail "crashes=$(rf_field up crashes)"
+
+rf_log "a file that does not load is rolled back too"
+echo "not a plugin" >"$T/bad.so"
+upgrade "$T/bad.so"
+[ $rc = 1 ] || rf_fail "upgrade to bad.so succeeded: $out"
+echo "$out" | grep -q "^error: up: $T/bad.so did not take over: .*load plugin.*; rolled back to" ||
+	rf_fail "upgrade said: $out"
+[ "$(client step 4)" = ok ] || rf_fail "after the second rollback"
+out=$(client verify 5)
+[ "$out" = ok ] || rf_fail "verify: $out"
+
+rf_log "refused: no restore_nodes, no such plugin, no such tenant"
+out=$("$CTL" -s "$T/ctl.sock" upgrade plain 2>&1) && rf_fail "plain was upgraded: $out"
+echo "$out" | grep -q "has no restore_nodes" || rf_fail "plain: $out"
+upgrade "$T/none.so"
+[ $rc = 1 ] && echo "$out" | grep -q "none.so: No such file" || rf_fail "none.so: $out"
+out=$("$CTL" -s "$T/ctl.sock" upgrade nobody 2>&1) && rf_fail "nobody: $out"
+echo "$out" | grep -q "no tenant 'nobody'" || rf_fail "nobody: $out"
+[ "$(rf_field up generation)" = 6 ] || rf_fail "generation=$(rf_field up generation)"
+exec {C[1]}>&-
+wait "$CPID" 2>/dev/null
+rf_stop
