@@ -150,6 +150,7 @@ UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
 UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
 RESTORE_OBJ := $(BUILD)/obj/worker/restore.o $(BUILD)/obj/worker/nodetab.o $(BUILD)/obj/worker/idmap.o
+UNIT_DEPS_check_restore := $(RESTORE_OBJ) $(LIB)
 # check_nodetab includes worker/nodetab.c itself, with points of death
 UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/idmap.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)

@@ -14,6 +14,8 @@
 # pwrite), no-sandbox (as uring, no namespaces, root or seccomp) and
 # eager-forget (as uring, each FORGET read as it comes, not batched) and
 # normal-sched (as uring, the worker at the normal policy: sched_idle = off)
+# and restore (as uring, with restore_nodes = 65536: every node id and open
+# file recorded for a successor)
 # and no-pin (as uring, queue threads not bound to their CPUs) and
 # private-payload (as uring, request payloads in the worker's private
 # memory instead of the shared pool, file data by pread/pwrite). Every
@@ -151,6 +153,9 @@ say "idle mount: $MEM"
 main=("$(tenant uring transport=uring)" "$(tenant classic transport=classic)")
 if has normal-sched; then
 	main+=("$(tenant normal-sched transport=uring sched_idle=off)")
+fi
+if has restore; then
+	main+=("$(tenant restore transport=uring restore_nodes=65536)")
 fi
 for q in $QDS; do
 	[ "$q" = 8 ] || main+=("$(tenant "qd$q" transport=uring queue_depth="$q")")

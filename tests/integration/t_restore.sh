@@ -113,7 +113,7 @@ rf_stop
 rf_log "without restore_nodes, the same client fails after one death"
 rf_policy_reset
 rm -rf "$T/src"
-rf_policy rs passthrough "$T/src" "crash_limit = 20"
+rf_policy rs passthrough "$T/src" "crash_limit = 20" "restore_nodes = 0"
 rf_start rs
 client_start rs
 [ "$(client step 0)" = ok ] || rf_fail "before any death"

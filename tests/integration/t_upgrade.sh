@@ -28,7 +28,7 @@ upgrade() {
 }
 
 rf_policy up passthrough "$T/src" "restore_nodes = 1024"
-rf_policy plain passthrough "$T/src2"
+rf_policy plain passthrough "$T/src2" "restore_nodes = 0"
 rf_start up plain
 client_start up
 [ "$(client step 0)" = ok ] || rf_fail "before any upgrade"
