@@ -163,7 +163,8 @@ static const struct key_def mount_keys[] = {
 	MKEY("max_write", K_SIZE, max_write, RF_MAX_WRITE_MIN, RF_MAX_WRITE_MAX, 4096),
 	MKEY("start_timeout", K_UINT, start_timeout, 1, 3600, 0),
 	MKEY("max_file_size", K_SIZE64, max_file_size, 4096, 1ULL << 62, 0),
-	MKEY("state_size", K_SIZE64, state_size, 4096, 1ULL << 36, 4096),
+	/* with the restore tables, within half a pool stride (ipc/pool.h) */
+	MKEY("state_size", K_SIZE64, state_size, 4096, 1ULL << 34, 4096),
 	MKEY("restore_nodes", K_UINT, restore_nodes, 0, 1U << 24, 0),
 	MKEY("disk_max", K_SIZE64, disk_max, 1ULL << 20, 1ULL << 62, 0),
 	MKEY("inodes_max", K_UINT, inodes_max, 16, 4294967295U, 0),

@@ -105,14 +105,19 @@ static void recv_config(void)
 		       (unsigned long long)W.cfg.restore_size,
 		       (unsigned long long)W.cfg.state_size);
 	if (total) {
+		/* at one address in every generation (the upper half of the
+		 * mount's pool stride), so pointers into it stay valid */
+		char *want = (char *)(uintptr_t)(W.cfg.pool_addr + RF_POOL_STRIDE / 2);
 		struct stat st;
 		char *mem;
 
-		if (fstat(m.fds[1], &st) < 0 || (uint64_t)st.st_size != total)
+		if (fstat(m.fds[1], &st) < 0 || (uint64_t)st.st_size != total ||
+		    total > RF_POOL_STRIDE / 2)
 			fatalx("CONFIG: the state is not %llu bytes", (unsigned long long)total);
-		mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, m.fds[1], 0);
-		if (mem == MAP_FAILED)
-			fail(errno, "map the mount's state");
+		mem = mmap(want, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
+			   m.fds[1], 0);
+		if (mem == MAP_FAILED || mem != want)
+			fail(errno ? errno : EEXIST, "map the mount's state at %p", (void *)want);
 		close(m.fds[1]);
 		W.restore_mem = W.cfg.restore_size ? mem : NULL;
 		W.state = W.cfg.state_size ? mem + W.cfg.restore_size : NULL;
@@ -455,6 +460,7 @@ static void serve(void)
 		pthread_join(W.queues[q].thread, NULL);
 	if (W.plugin->destroy)
 		W.plugin->destroy(W.userdata);
+	rf_restore_stop(&W);
 }
 
 int main(int argc, char **argv)

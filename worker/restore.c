@@ -461,6 +461,26 @@ static void reopen_one(uint64_t kfh, uint32_t kind, uint64_t count, const void *
 		fw->drop[fw->ndrop++] = kfh;
 }
 
+static void restore_free(struct rf_restore *rs)
+{
+	if (!rs)
+		return;
+	rf_nodetab_close(&rs->nodes);
+	rf_nodetab_close(&rs->files);
+	rf_idmap_free(&rs->fwd);
+	rf_idmap_free(&rs->rev);
+	rf_idmap_free(&rs->fh);
+	rf_idmap_free(&rs->names);
+	pthread_mutex_destroy(&rs->lock);
+	free(rs);
+}
+
+void rf_restore_stop(struct rf_worker *w)
+{
+	restore_free(w->restore);
+	w->restore = NULL;
+}
+
 static int open_tables(struct rf_restore *rs)
 {
 	struct rf_worker *w = rs->w;
@@ -501,15 +521,17 @@ int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rs = calloc(1, sizeof(*rs));
-	if (!rs || rf_idmap_init(&rs->fwd, 0) < 0 || rf_idmap_init(&rs->rev, 0) < 0 ||
+	if (!rs)
+		goto nomem;
+	pthread_mutex_init(&rs->lock, NULL);
+	if (rf_idmap_init(&rs->fwd, 0) < 0 || rf_idmap_init(&rs->rev, 0) < 0 ||
 	    rf_idmap_init(&rs->fh, 0) < 0 || rf_idmap_init(&rs->names, 0) < 0)
 		goto nomem;
 	rs->w = w;
-	pthread_mutex_init(&rs->lock, NULL);
 	r = open_tables(rs);
 	if (r < 0) {
 		log_warnx("restore table: %s; ids of earlier workers answer ESTALE", strerror(-r));
-		free(rs);
+		restore_free(rs);
 		return 0;
 	}
 	wk.tag = w->tag;
@@ -544,7 +566,8 @@ int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 			 "restored by this plugin%s",
 			 nodes_failed, wk.n, fw.failed, fw.done + fw.failed,
 			 p->restore_node ? "" : " (it has no restore_node)");
-		return -ESTALE;
+		r = -ESTALE;
+		goto out;
 	}
 	for (i = 0; i < wk.n; i++) {
 		struct found *f = &wk.v[i];
@@ -573,12 +596,16 @@ int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 			 (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 				 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 			 nodes_failed, fw.failed);
+	w->restore = rs;
+	rs = NULL;
+	r = 0;
+out:
 	free(fw.drop);
 	free(stack);
 	free(wk.v);
 	rf_idmap_free(&wk.at);
-	w->restore = rs;
-	return 0;
+	restore_free(rs);
+	return r;
 nomem:
 	fatalx("restore: out of memory");
 }

@@ -26,6 +26,8 @@ struct rf_req;
  * under cfg.restore_strict (an upgrade) -ESTALE with the reason in @why
  * when anything could not be restored: the tables are left as they were. */
 int rf_restore_start(struct rf_worker *w, char *why, size_t len);
+/* Free what rf_restore_start made (the tables stay in the memory). */
+void rf_restore_stop(struct rf_worker *w);
 /* The kernel id of plugin node @pid in an entry reply to @req, found as
  * @name in the request's directory (req->kid): recorded and counted as one
  * lookup. 0 for an id that cannot be sent. */

@@ -95,8 +95,9 @@ struct rf_init_args {
 	int ownership;
 	/* Memory that outlives this worker (the policy's state_size; NULL
 	 * and 0 without it): the broker keeps it for as long as the mount
-	 * stands and maps it into every worker generation, the first finding
-	 * it zeroed. A predecessor may have been killed at any instruction
+	 * stands and maps it into every worker generation, at the same
+	 * address (pointers into it stay valid), the first finding it
+	 * zeroed. A predecessor may have been killed at any instruction
 	 * while writing it: keep it so that any moment's contents can be
 	 * read back (a version and a checksum, or writes published by one
 	 * aligned store), and check what is read. Its pages count against

@@ -33,8 +33,12 @@ rf_policy ps "$PERSIST" "" "state_size = 64K" "crash_limit = 10"
 rf_start ps
 [ "$(inits)" = "inits=1 generation=0 state=65536" ] || rf_fail "first: $(inits)"
 [ "$(rf_field ps state_size)" = 65536 ] || rf_fail "state_size=$(rf_field ps state_size)"
+at=$(grep "memfd:ringfence-state" "/proc/$(rf_worker ps)/maps" | cut -d- -f1)
 for i in 2 3 4; do
 	kill_worker
+	# at one address in every generation: pointers into it stay valid
+	[ "$(grep "memfd:ringfence-state" "/proc/$(rf_worker ps)/maps" | cut -d- -f1)" = "$at" ] ||
+		rf_fail "the state moved from $at"
 	[ "$(inits)" = "inits=$i generation=$((i - 1)) state=65536" ] || rf_fail "after death $((i - 1)): $(inits)"
 done
 W=$(rf_worker ps)

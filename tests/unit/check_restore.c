@@ -75,6 +75,7 @@ static struct rf_plugin plugin = { RF_PLUGIN_INIT, .name = "fake", .restore_node
 /* A worker of generation @gen over the same memory. */
 static void worker(uint32_t gen, int strict)
 {
+	rf_restore_stop(&w); /* the last generation's */
 	memset(&w, 0, sizeof(w));
 	memset(&q, 0, sizeof(q));
 	q.w = &w;
@@ -122,6 +123,11 @@ static void setup(void)
 {
 	memset(mem, 0, sizeof(mem));
 	memset(&stats, 0, sizeof(stats));
+}
+
+static void teardown(void)
+{
+	rf_restore_stop(&w);
 }
 
 START_TEST(test_round_trip)
@@ -257,7 +263,7 @@ static Suite *restore_suite(void)
 	Suite *s = suite_create("restore");
 	TCase *tc = tcase_create("tables");
 
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_rename);
