@@ -29,9 +29,13 @@
 
 #define RK_NODE 1
 #define RK_FILE 2
+/* opens of one handle a successor reopens, at most: more is a table no
+ * worker wrote */
+#define RF_REOPEN_MAX 65536
 
 /* a node's key: its directory's kernel id, st_ino, type, then the name
- * (namelen 0: not restorable, e.g. unlinked; counted all the same) */
+ * (namelen 0: it has none, unlinked or replaced; restore_node gets "",
+ * and only a plugin that finds nodes by st_ino restores it) */
 struct rkey_node {
 	uint64_t parent;
 	uint64_t ino;
@@ -192,6 +196,7 @@ void rf_restore_opened(struct rf_req *req, uint64_t kid, uint64_t kfh)
 	struct rf_restore *rs = req->q->w->restore;
 	struct rkey_file k = { .node = kid };
 	uint32_t op = req->in.opcode;
+	int r;
 
 	if (!rs)
 		return;
@@ -202,7 +207,14 @@ void rf_restore_opened(struct rf_req *req, uint64_t kid, uint64_t kfh)
 	/* a reopen must never create or truncate */
 	k.flags &= ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC);
 	k.dir = op == FUSE_OPENDIR;
-	if (rf_nodetab_put(&rs->files, kfh, RK_FILE, &k, sizeof(k)) < 0)
+	/* counted: a plugin may hand one handle out to several opens (memfs
+	 * answers with the inode, a plugin without opendir with 0) */
+	pthread_mutex_lock(&rs->lock);
+	r = rf_nodetab_put(&rs->files, kfh, RK_FILE, &k, sizeof(k));
+	if (r == 0)
+		r = rf_nodetab_count_add(&rs->files, kfh, 1, NULL);
+	pthread_mutex_unlock(&rs->lock);
+	if (r < 0)
 		full(rs, "open files");
 }
 
@@ -261,11 +273,15 @@ void rf_restore_release(struct rf_worker *w, uint64_t kfh)
 {
 	struct rf_restore *rs = w->restore;
 
+	uint64_t now = 0;
+
 	if (!rs)
 		return;
-	rf_nodetab_del(&rs->files, kfh);
 	pthread_mutex_lock(&rs->lock);
-	rf_idmap_del(&rs->fh, kfh);
+	if (rf_nodetab_count_add(&rs->files, kfh, -1, &now) < 0 || now == 0) {
+		rf_nodetab_del(&rs->files, kfh);
+		rf_idmap_del(&rs->fh, kfh);
+	}
 	pthread_mutex_unlock(&rs->lock);
 }
 
@@ -333,6 +349,7 @@ struct walk {
 	struct found *v;
 	struct rf_idmap at; /* kid -> index in v */
 	uint32_t n, cap;
+	uint32_t said; /* failures logged */
 	uint64_t tag;
 };
 
@@ -353,8 +370,9 @@ static void collect(uint64_t id, uint32_t kind, uint64_t count, const void *key,
 		memcpy(&f->k, key, len);
 		/* a name, a count, a type, and an id of another generation
 		 * that is no node the kernel calls by a fixed number */
-		if (f->k.namelen == len - NODE_KEY_LEN(0) && name_ok(f->k.name, f->k.namelen) &&
-		    count > 0 && (f->k.type & ~(uint32_t)S_IFMT) == 0 && f->k.type &&
+		if (f->k.namelen == len - NODE_KEY_LEN(0) &&
+		    (f->k.namelen == 0 || name_ok(f->k.name, f->k.namelen)) && count > 0 &&
+		    (f->k.type & ~(uint32_t)S_IFMT) == 0 && f->k.type &&
 		    (id & ~RF_ID_MASK) != wk->tag && (id & ~RF_ID_MASK) != 0)
 			f->state = F_TODO;
 	}
@@ -396,8 +414,14 @@ static void restore_chain(struct rf_restore *rs, struct walk *wk, struct found *
 		int err;
 
 		c->state = F_FAILED;
-		if (c->k.parent != RF_ROOT_ID && (!par || par->state != F_DONE))
+		if (c->k.parent != RF_ROOT_ID && (!par || par->state != F_DONE)) {
+			if (wk->said++ < 5)
+				log_info("restore: node 0x%llx: its directory 0x%llx was not "
+					 "restored",
+					 (unsigned long long)c->kid,
+					 (unsigned long long)c->k.parent);
 			continue;
+		}
 		memcpy(name, c->k.name, c->k.namelen);
 		name[c->k.namelen] = '\0';
 		memset(&r, 0, sizeof(r));
@@ -415,13 +439,17 @@ static void restore_chain(struct rf_restore *rs, struct walk *wk, struct found *
 		}
 		if (err == 0)
 			c->state = F_DONE;
+		else if (wk->said++ < 5)
+			log_info("restore: '%s' (st_ino %llu, nlookup %llu) in node 0x%llx: %s",
+				 name, (unsigned long long)c->k.ino, (unsigned long long)c->count,
+				 (unsigned long long)c->k.parent, strerror(err));
 	}
 }
 
 struct files_walk {
 	struct rf_restore *rs;
 	struct walk *nodes;
-	uint32_t done, failed;
+	uint32_t done, failed, stale;
 	uint64_t *drop;
 	uint32_t ndrop, cap;
 };
@@ -432,21 +460,39 @@ static void reopen_one(uint64_t kfh, uint32_t kind, uint64_t count, const void *
 	struct files_walk *fw = arg;
 	struct rf_restore *rs = fw->rs;
 	const struct rf_plugin *p = rs->w->plugin;
-	struct rkey_file k;
+	struct rkey_file k = { 0 };
 	uint64_t pid = 0, fh = 0;
 	struct found *n;
+	uint64_t i;
 	int err = ENOENT;
 
-	(void)count;
+	/* once for each open the kernel holds of the handle */
 	if (kind == RK_FILE && len == sizeof(k) && (kfh & ~RF_ID_MASK) != rs->w->tag &&
-	    (kfh & ~RF_ID_MASK) != 0) {
+	    (kfh & ~RF_ID_MASK) != 0 && count > 0 && count <= RF_REOPEN_MAX) {
 		memcpy(&k, key, sizeof(k));
+		if (k.node != RF_ROOT_ID && !lookup_found(fw->nodes, k.node)) {
+			/* an open file pins its inode: with the node forgotten,
+			 * the kernel holds no such file (a RELEASE a dead
+			 * worker took and never ran) */
+			fw->stale++;
+			if (fw->ndrop < fw->cap)
+				fw->drop[fw->ndrop++] = kfh;
+			return;
+		}
 		if (k.node == RF_ROOT_ID)
 			pid = RF_ROOT_ID;
 		else if ((n = lookup_found(fw->nodes, k.node)) && n->state == F_DONE)
 			pid = n->pid;
-		if (pid && p->reopen && !(k.flags & (O_CREAT | O_EXCL | O_TRUNC)) && k.dir <= 1)
-			err = p->reopen(rs->w->userdata, pid, (int)k.flags, (int)k.dir, &fh);
+		for (i = 0; i < count && pid && p->reopen &&
+			    !(k.flags & (O_CREAT | O_EXCL | O_TRUNC)) && k.dir <= 1;
+		     i++) {
+			uint64_t again;
+
+			err = p->reopen(rs->w->userdata, pid, (int)k.flags, (int)k.dir,
+					i ? &again : &fh);
+			if (err)
+				break;
+		}
 		if (err == 0 && fh > RF_ID_MASK)
 			err = EIO;
 		if (err == 0 && rf_idmap_set(&rs->fh, kfh, fh) < 0)
@@ -456,7 +502,15 @@ static void reopen_one(uint64_t kfh, uint32_t kind, uint64_t count, const void *
 		fw->done++;
 		return;
 	}
-	fw->failed++;
+	if (fw->failed++ < 5)
+		log_info("restore: open file 0x%llx (%llu opens) of node 0x%llx (%s): %s",
+			 (unsigned long long)kfh, (unsigned long long)count,
+			 (unsigned long long)k.node,
+			 k.node == RF_ROOT_ID ? "the root"
+			 : (n = lookup_found(fw->nodes, k.node)) && n->state == F_DONE
+				 ? "restored"
+				 : "not restored",
+			 strerror(err));
 	if (fw->ndrop < fw->cap)
 		fw->drop[fw->ndrop++] = kfh;
 }

@@ -127,7 +127,10 @@ struct rf_init_args {
  */
 struct rf_restore_node {
 	uint64_t parent; /* the parent's id in this worker (restored first) */
-	const char *name; /* one component, never "." or ".." */
+	/* one component, never "." or ".."; "" for a node that has no name
+	 * any more (unlinked, or replaced by a rename, while the kernel held
+	 * it): only a plugin that finds nodes by @ino can restore that */
+	const char *name;
 	ino_t ino; /* st_ino of the entry reply: check it is the same file */
 	mode_t type; /* its S_IFMT bits */
 	/* lookups the kernel holds: take the node as looked up this often
@@ -250,7 +253,10 @@ struct rf_plugin {
 	 * the node's id; 0 or a positive errno (ENOENT, ESTALE: not the same
 	 * file). reopen: open node @ino again with @flags (never O_CREAT,
 	 * O_EXCL or O_TRUNC), as open() (opendir() if @dir) would have, and
-	 * set *@fh; 0 or a positive errno. Both run before any request. */
+	 * set *@fh; 0 or a positive errno. It is called once for each open
+	 * the kernel holds of one handle (a plugin that hands one handle to
+	 * several opens gets as many calls; the first call's *@fh is the
+	 * handle). Both run before any request. */
 	int (*restore_node)(void *userdata, const struct rf_restore_node *r, uint64_t *ino);
 	int (*reopen)(void *userdata, uint64_t ino, int flags, int dir, uint64_t *fh);
 };

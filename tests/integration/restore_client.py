@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # A client that holds files, a directory and its cwd open in a ringfence
-# mount across worker deaths (t_restore.sh). Reads commands from stdin,
+# mount across worker deaths (t_restore.sh); with --unlinked also a file
+# it unlinked while holding it open. Reads commands from stdin,
 # answers each with one line: "ok", or "fail: WHAT" naming the call and
 # its error. Commands: "step N" (every check, then block N written),
 # "verify N" (blocks 0..N-1 read back through a new open).
@@ -9,6 +10,7 @@ import os
 import sys
 
 mnt = sys.argv[1]
+unlinked = "--unlinked" in sys.argv[2:]
 BLOCK = 4096
 os.chdir(os.path.join(mnt, "a/b"))
 dirfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
@@ -17,6 +19,9 @@ fixed_data = os.pread(fixed, 1 << 20, 0)
 log = os.open("w", os.O_RDWR | os.O_CREAT, 0o644)
 log_r = os.open("w", os.O_RDONLY)
 moving = os.open("r0", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+if unlinked:
+    gone = os.open("gone", os.O_RDWR | os.O_CREAT, 0o644)
+    os.unlink("gone")
 
 
 def block(n):
@@ -34,6 +39,11 @@ def step(n):
     if os.pwrite(log, block(n), n * BLOCK) != BLOCK:
         return "short write"
     os.fsync(log)
+    if unlinked:
+        os.pwrite(gone, block(n), n * BLOCK)
+        for i in range(n + 1):
+            if os.pread(gone, BLOCK, i * BLOCK) != block(i):
+                return "unlinked file block %d: other bytes" % i
     # names through the held directory and the cwd
     names = set(os.listdir(dirfd))
     if not {"f", "w", "r%d" % n} <= names:

@@ -21,11 +21,13 @@ kill_worker() {
 	rf_fail "no successor of worker $w"
 }
 
-# start the client on mount $1 as coprocess C
+# start the client on mount $1 as coprocess C (extra arguments its)
 client_start() {
-	mkdir -p "$T/$1.mnt/a/b"
-	head -c 100000 /dev/urandom >"$T/$1.mnt/a/b/f"
-	coproc C { exec python3 "$CLIENT" "$T/$1.mnt"; }
+	local m=$1
+	shift
+	mkdir -p "$T/$m.mnt/a/b"
+	head -c 100000 /dev/urandom >"$T/$m.mnt/a/b/f"
+	coproc C { exec python3 "$CLIENT" "$T/$m.mnt" "$@"; }
 	CPID=$C_PID
 }
 client() {
@@ -108,6 +110,57 @@ rc=$?
 while read -r l; do rf_log "  $l"; done <"$T/judge.out"
 [ $rc = 0 ] || rf_fail "errors or corrupt data: see above"
 [ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
+rf_stop
+
+rf_log "memfs with state_size: its tree and data outlive five worker deaths, open files too"
+rf_policy_reset
+rf_policy mf memfs "" "state_size = 256M" "restore_nodes = 65536" "crash_limit = 20" "crash_window = 1"
+rf_start mf
+M=$T/mf.mnt
+mkdir -p "$M/d/e"
+head -c 300000 /dev/urandom >"$T/ref"
+cp "$T/ref" "$M/d/e/big"
+ln "$M/d/e/big" "$M/d/hard"
+ln -s e/big "$M/d/sym"
+python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.k", b"v" * 100)' "$M/d/e/big"
+client_start mf --unlinked
+[ "$(client step 0)" = ok ] || rf_fail "memfs: before any death"
+for i in 1 2 3 4 5; do
+	kill_worker mf
+	out=$(client step "$i")
+	[ "$out" = ok ] || rf_fail "memfs: after death $i: $out"
+done
+out=$(client verify 6)
+[ "$out" = ok ] || rf_fail "memfs: verify: $out"
+client_stop
+cmp "$T/ref" "$M/d/e/big" || rf_fail "memfs: d/e/big differs"
+cmp "$T/ref" "$M/d/hard" || rf_fail "memfs: the hard link differs"
+[ "$(stat -c %h "$M/d/hard")" = 2 ] || rf_fail "memfs: links $(stat -c %h "$M/d/hard")"
+[ "$(readlink "$M/d/sym")" = e/big ] || rf_fail "memfs: symlink $(readlink "$M/d/sym")"
+[ "$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "user.k").decode())' "$M/d/e/big")" = "$(printf 'v%.0s' $(seq 100))" ] ||
+	rf_fail "memfs: the xattr is gone"
+[ "$(rf_field mf restore_failed)" = 0 ] || rf_fail "memfs: restore_failed=$(rf_field mf restore_failed)"
+[ "$(rf_field mf restore_full)" = 0 ] || rf_fail "memfs: restore_full=$(rf_field mf restore_full)"
+rf_log "  restored $(rf_field mf restored_nodes) node ids and $(rf_field mf restored_files) open files; the unlinked file held open came back each time"
+rf_log "  eight deaths amid creates, writes, renames, unlinks, mkdirs and xattrs: every promise kept"
+python3 "$(dirname "$0")/memfs_chaos.py" "$M" 4 "$T/kills-done" >"$T/chaos.out" &
+CHAOS=$!
+for i in 1 2 3 4 5 6 7 8; do
+	sleep 0.4
+	kill_worker mf
+done
+touch "$T/kills-done"
+wait "$CHAOS"
+rc=$?
+while read -r l; do rf_log "  $l"; done <"$T/chaos.out"
+[ $rc = 0 ] || rf_fail "memfs broke a promise across deaths"
+for k in restore_failed restore_full; do
+	[ "$(rf_field mf $k)" = 0 ] || rf_fail "memfs after the churn: $k=$(rf_field mf $k)"
+done
+rf_log "  a restart is a new mount: memfs starts empty"
+"$CTL" -s "$T/ctl.sock" restart mf >/dev/null || rf_fail "restart"
+rf_wait_state mf running
+[ -z "$(ls "$M")" ] || rf_fail "memfs after a restart: $(ls "$M")"
 rf_stop
 
 rf_log "without restore_nodes, the same client fails after one death"
