@@ -297,6 +297,29 @@ rf_assert_worker_fds() {
 # symlinks in DIR (on TENANT's mount; made here, mode 1777) while
 # TENANT's worker is SIGKILLed five times; returns once TENANT serves again
 # and the maker has stopped
+# A client holding files, a directory and its cwd open in mount $1
+# (restore_client.py, as coprocess C; further arguments are its): it makes
+# a/b/f first. rf_client CMD N: one command, its one-line answer.
+rf_client_start() {
+	local m=$1
+	shift
+	mkdir -p "$T/$m.mnt/a/b"
+	head -c 100000 /dev/urandom >"$T/$m.mnt/a/b/f"
+	coproc C { exec python3 "$ROOT/tests/integration/restore_client.py" "$T/$m.mnt" "$@"; }
+	RF_CLIENT_PID=$C_PID
+	EXTRA_PIDS+=("$RF_CLIENT_PID")
+}
+rf_client() {
+	local out
+	echo "$1 $2" >&"${C[1]}"
+	read -r -t $((20 * RF_TIME_SCALE)) out <&"${C[0]}" || out="fail: no answer"
+	echo "$out"
+}
+rf_client_stop() {
+	exec {C[1]}>&-
+	wait "$RF_CLIENT_PID" 2>/dev/null
+}
+
 rf_kill_during_makes() {
 	local name=$1 dir=$2 maker k
 	mkdir "$dir" && chmod 1777 "$dir" || rf_fail "make $dir"

@@ -2,9 +2,10 @@
 # Load for t_restore.sh: writers that keep files open read-write in a
 # ringfence mount while its worker is killed, recording every call.
 #
-#   restore_load.py run MNT SRC SECONDS OUT.json
-#       two threads, each with its own file held open: write a block,
-#       read it back; a third looks a name up through a held directory.
+#   restore_load.py run MNT SRC STOPFILE OUT.json
+#       until STOPFILE exists (at most 600 s): two threads, each with its
+#       own file held open: write a block, read it back; a third looks a
+#       name up through a held directory.
 #       Every call's start, end and errno go to OUT.json, then each block
 #       of each file in SRC (the backing directory) is checked against
 #       what was last written there.
@@ -15,7 +16,8 @@
 #   restore_load.py judge OUT.json KILLS
 #       An error is allowed only for a call the dead worker held or the
 #       kernel handed to its ring: ended after the kill, begun before the
-#       worker was dead or within TEARDOWN after (the kernel tears a dead
+#       worker was dead or within TEARDOWN (times RF_TIME_SCALE) after
+#       (the kernel tears a dead
 #       task's rings down in a work queue, and until then gives new
 #       requests to its idle entries, ending each with ECANCELED itself:
 #       Linux 6.18, fs/fuse/dev_uring.c). Allowed: EIO (the adoption
@@ -38,8 +40,11 @@ def pattern(f, b, seq):
     return (b"%02d:%05d:%09d\n" % (f, b, seq)) * (BLOCK // 19) + b"\n" * (BLOCK % 19)
 
 
-def run(mnt, src, seconds, out):
-    stop = time.time() + seconds
+def running(stopfile, deadline=time.time() + 600):
+    return time.time() < deadline and not os.path.exists(stopfile)
+
+
+def run(mnt, src, stopfile, out):
     ops = []  # (t0, t1, kind, errno)
     lock = threading.Lock()
     last = [dict() for _ in range(2)]  # block -> (seq ok, seq in doubt)
@@ -59,7 +64,7 @@ def run(mnt, src, seconds, out):
     def writer(f):
         fd = os.open(os.path.join(mnt, "load", "f%d" % f), os.O_RDWR)
         seq, b = 0, 0
-        while time.time() < stop:
+        while running(stopfile):
             seq += 1
             b = (b * 7 + 13) % NBLOCKS
             data = pattern(f, b, seq)
@@ -86,7 +91,7 @@ def run(mnt, src, seconds, out):
 
     def looker():
         d = os.open(os.path.join(mnt, "load"), os.O_RDONLY | os.O_DIRECTORY)
-        while time.time() < stop:
+        while running(stopfile):
             t0 = time.time()
             try:
                 os.stat("f0", dir_fd=d)
@@ -139,7 +144,7 @@ def kill(pid, kills_file):
         f.write("%.6f %.6f\n" % (t_kill, time.time()))
 
 
-TEARDOWN = 0.05
+TEARDOWN = 0.05 * float(os.environ.get("RF_TIME_SCALE", "1"))
 ALLOWED = {5: "EIO", 125: "ECANCELED", 103: "ECONNABORTED"}
 
 
@@ -184,7 +189,7 @@ def judge(out, kills_file):
 
 if __name__ == "__main__":
     if sys.argv[1] == "run":
-        run(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
+        run(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif sys.argv[1] == "kill":
         kill(int(sys.argv[2]), sys.argv[3])
     else:

@@ -6,7 +6,6 @@
 # Without restore_nodes the same client gets errors (the test's control).
 . "$(dirname "$0")/lib.sh"
 rf_setup
-CLIENT=$(dirname "$0")/restore_client.py
 
 # kill the worker (recording when, and when it was dead, in $T/kills)
 # and wait for its successor to serve
@@ -21,39 +20,25 @@ kill_worker() {
 	rf_fail "no successor of worker $w"
 }
 
-# start the client on mount $1 as coprocess C (extra arguments its)
-client_start() {
-	local m=$1
-	shift
-	mkdir -p "$T/$m.mnt/a/b"
-	head -c 100000 /dev/urandom >"$T/$m.mnt/a/b/f"
-	coproc C { exec python3 "$CLIENT" "$T/$m.mnt" "$@"; }
-	CPID=$C_PID
-}
-client() {
-	local out
-	echo "$1 $2" >&"${C[1]}"
-	read -r -t $((20 * RF_TIME_SCALE)) out <&"${C[0]}" || out="fail: no answer"
-	echo "$out"
-}
-client_stop() {
-	exec {C[1]}>&-
-	wait "$CPID" 2>/dev/null
+# ten (or $2) deaths of tenant $1's worker, each followed by a client step
+deaths_with_client() {
+	local i out
+	[ "$(rf_client step 0)" = ok ] || rf_fail "$1: before any death"
+	for i in $(seq 1 "$2"); do
+		kill_worker "$1"
+		out=$(rf_client step "$i")
+		[ "$out" = ok ] || rf_fail "$1: after death $i: $out"
+	done
+	out=$(rf_client verify $(($2 + 1)))
+	[ "$out" = ok ] || rf_fail "$1: verify: $out"
+	rf_client_stop
 }
 
 rf_log "restore_nodes = 1024: ten worker deaths, clients see none"
 rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20"
 rf_start rs
-client_start rs
-[ "$(client step 0)" = ok ] || rf_fail "before any death"
-for i in $(seq 1 10); do
-	kill_worker rs
-	out=$(client step "$i")
-	[ "$out" = ok ] || rf_fail "after death $i: $out"
-done
-out=$(client verify 11)
-[ "$out" = ok ] || rf_fail "verify: $out"
-client_stop
+rf_client_start rs
+deaths_with_client rs 10
 cmp "$T/src/a/b/f" "$T/rs.mnt/a/b/f" || rf_fail "f differs in the source"
 n=$(rf_field rs restored_nodes)
 f=$(rf_field rs restored_files)
@@ -73,31 +58,37 @@ rf_policy_reset
 rm -rf "$T/src"
 rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1"
 rf_start rs
-SECS=26
 fio --name=pre --filename="$T/rs.mnt/fio.dat" --rw=write --bs=4k --size=16M --verify=crc32c \
 	--do_verify=0 --output="$T/fio-pre.out" || rf_fail "fio could not write its file"
 # one read at a time: at most one in flight at each kill, which the dead
 # worker may have held (read again by its successor) or the kernel may have
 # been handing it (ended EIO by the successor, the hand-over rescue)
+# (both run until the kills are over: fio is stopped with SIGINT, after
+# which it writes its report)
 fio --name=verify --filename="$T/rs.mnt/fio.dat" --rw=randread --bs=4k --size=16M --direct=1 \
-	--verify=crc32c --verify_only --time_based --runtime=$SECS --continue_on_error=read \
+	--verify=crc32c --verify_only --time_based --runtime=600 --continue_on_error=read \
 	--output-format=json --output="$T/fio.json" &
 FIO=$!
-python3 "$(dirname "$0")/restore_load.py" run "$T/rs.mnt" "$T/src" $SECS "$T/load.json" &
+EXTRA_PIDS+=($FIO)
+python3 "$(dirname "$0")/restore_load.py" run "$T/rs.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
 LOAD=$!
+EXTRA_PIDS+=($LOAD)
 sleep 3
 : >"$T/kills"
 for i in $(seq 1 10); do
 	kill_worker rs
 	sleep 1.7
 done
+touch "$T/load-stop"
+kill -INT "$FIO"
 wait "$LOAD" || rf_fail "the writers failed"
 wait "$FIO"
 # fio's errors: those restore_load.py judge allows (a verify failure is
 # EILSEQ), at most one per kill: its one read in flight as the worker died
 fio_says=$(python3 -c '
 import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
+s = open(sys.argv[1]).read()
+j = json.loads(s[s.index("{"):])["jobs"][0]
 r = j["read"]
 print(j["total_err"], j["first_error"], r["total_ios"], r["clat_ns"]["percentile"]["99.000000"] // 1000,
       r["clat_ns"]["max"] // 1000000)' "$T/fio.json") || rf_fail "fio: $(head -c 600 "$T/fio.json")"
@@ -123,16 +114,8 @@ cp "$T/ref" "$M/d/e/big"
 ln "$M/d/e/big" "$M/d/hard"
 ln -s e/big "$M/d/sym"
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.k", b"v" * 100)' "$M/d/e/big"
-client_start mf --unlinked
-[ "$(client step 0)" = ok ] || rf_fail "memfs: before any death"
-for i in 1 2 3 4 5; do
-	kill_worker mf
-	out=$(client step "$i")
-	[ "$out" = ok ] || rf_fail "memfs: after death $i: $out"
-done
-out=$(client verify 6)
-[ "$out" = ok ] || rf_fail "memfs: verify: $out"
-client_stop
+rf_client_start mf --unlinked
+deaths_with_client mf 5
 cmp "$T/ref" "$M/d/e/big" || rf_fail "memfs: d/e/big differs"
 cmp "$T/ref" "$M/d/hard" || rf_fail "memfs: the hard link differs"
 [ "$(stat -c %h "$M/d/hard")" = 2 ] || rf_fail "memfs: links $(stat -c %h "$M/d/hard")"
@@ -168,13 +151,13 @@ rf_policy_reset
 rm -rf "$T/src"
 rf_policy rs passthrough "$T/src" "crash_limit = 20" "restore_nodes = 0"
 rf_start rs
-client_start rs
-[ "$(client step 0)" = ok ] || rf_fail "before any death"
+rf_client_start rs
+[ "$(rf_client step 0)" = ok ] || rf_fail "before any death"
 kill_worker rs
-out=$(client step 1)
+out=$(rf_client step 1)
 case "$out" in
 "fail: EIO"* | "fail: ESTALE"*) ;;
 *) rf_fail "without restore_nodes after a death: $out" ;;
 esac
-client_stop
+rf_client_stop
 rf_stop

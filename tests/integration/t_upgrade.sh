@@ -6,21 +6,8 @@
 # command says so; the clients' files work throughout.
 . "$(dirname "$0")/lib.sh"
 rf_setup
-CLIENT=$(dirname "$0")/restore_client.py
 LOAD=$(dirname "$0")/restore_load.py
 
-client_start() {
-	mkdir -p "$T/$1.mnt/a/b"
-	head -c 100000 /dev/urandom >"$T/$1.mnt/a/b/f"
-	coproc C { exec python3 "$CLIENT" "$T/$1.mnt"; }
-	CPID=$C_PID
-}
-client() {
-	local out
-	echo "$1 $2" >&"${C[1]}"
-	read -r -t $((20 * RF_TIME_SCALE)) out <&"${C[0]}" || out="fail: no answer"
-	echo "$out"
-}
 # upgrade [PLUGIN]: the answer in $out, the status in $rc
 upgrade() {
 	out=$("$CTL" -s "$T/ctl.sock" upgrade up "$@" 2>&1)
@@ -30,11 +17,12 @@ upgrade() {
 rf_policy up passthrough "$T/src" "restore_nodes = 1024"
 rf_policy plain passthrough "$T/src2" "restore_nodes = 0"
 rf_start up plain
-client_start up
-[ "$(client step 0)" = ok ] || rf_fail "before any upgrade"
+rf_client_start up
+[ "$(rf_client step 0)" = ok ] || rf_fail "before any upgrade"
 : >"$T/kills"
-python3 "$LOAD" run "$T/up.mnt" "$T/src" 8 "$T/load.json" &
+python3 "$LOAD" run "$T/up.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
 LOADER=$!
+EXTRA_PIDS+=($LOADER)
 sleep 1
 
 rf_log "upgrade to the same plugin: a new generation, the files stay open, no crash"
@@ -47,7 +35,7 @@ echo "$out" | grep -q "^up upgraded to passthrough (generation 1): [0-9]* node i
 	rf_fail "upgrade said: $out"
 rf_log "  $out"
 [ "$(rf_worker up)" != "$w" ] || rf_fail "the same worker serves"
-[ "$(client step 1)" = ok ] || rf_fail "after the upgrade"
+[ "$(rf_client step 1)" = ok ] || rf_fail "after the upgrade"
 [ "$(rf_field up crashes)" = 0 ] || rf_fail "crashes=$(rf_field up crashes)"
 [ "$(rf_field up generation)" = 1 ] || rf_fail "generation=$(rf_field up generation)"
 
@@ -59,7 +47,9 @@ python3 -c 'import time; print("%.6f" % time.time())' >>"$T/kills"
 [ $rc = 0 ] || rf_fail "upgrade: $out"
 [ "$(rf_field up plugin)" = "$T/passthrough-v2.so" ] || rf_fail "plugin=$(rf_field up plugin)"
 grep -q "$T/passthrough-v2.so" "/proc/$(rf_worker up)/maps" || rf_fail "the new file is not mapped"
-[ "$(client step 2)" = ok ] || rf_fail "after the second upgrade"
+[ "$(rf_client step 2)" = ok ] || rf_fail "after the second upgrade"
+sleep 1
+touch "$T/load-stop"
 wait "$LOADER" || rf_fail "the writers failed"
 python3 "$LOAD" judge "$T/load.json" "$T/kills" >"$T/judge.out"
 rc=$?
@@ -74,7 +64,7 @@ echo "$out" | grep -q "^error: up: hello did not take over: restore: .* could no
 rf_log "  $out"
 [ "$(rf_field up plugin)" = "$T/passthrough-v2.so" ] || rf_fail "plugin=$(rf_field up plugin)"
 [ "$(rf_field up state)" = running ] || rf_fail "state=$(rf_field up state)"
-[ "$(client step 3)" = ok ] || rf_fail "after the rollback"
+[ "$(rf_client step 3)" = ok ] || rf_fail "after the rollback"
 [ "$(rf_field up crashes)" = 0 ] || rf_fail "crashes=$(rf_field up crashes)"
 
 rf_log "a file that does not load is rolled back too"
@@ -83,8 +73,8 @@ upgrade "$T/bad.so"
 [ $rc = 1 ] || rf_fail "upgrade to bad.so succeeded: $out"
 echo "$out" | grep -q "^error: up: $T/bad.so did not take over: .*load plugin.*; rolled back to" ||
 	rf_fail "upgrade said: $out"
-[ "$(client step 4)" = ok ] || rf_fail "after the second rollback"
-out=$(client verify 5)
+[ "$(rf_client step 4)" = ok ] || rf_fail "after the second rollback"
+out=$(rf_client verify 5)
 [ "$out" = ok ] || rf_fail "verify: $out"
 
 rf_log "refused: no restore_nodes, no such plugin, no such tenant"
@@ -95,6 +85,5 @@ upgrade "$T/none.so"
 out=$("$CTL" -s "$T/ctl.sock" upgrade nobody 2>&1) && rf_fail "nobody: $out"
 echo "$out" | grep -q "no tenant 'nobody'" || rf_fail "nobody: $out"
 [ "$(rf_field up generation)" = 6 ] || rf_fail "generation=$(rf_field up generation)"
-exec {C[1]}>&-
-wait "$CPID" 2>/dev/null
+rf_client_stop
 rf_stop
