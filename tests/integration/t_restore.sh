@@ -80,7 +80,7 @@ for i in $(seq 1 10); do
 	sleep 1.7
 done
 touch "$T/load-stop"
-kill -INT "$FIO"
+kill -INT "$FIO" 2>/dev/null # (it may have ended: its errors are checked below)
 wait "$LOAD" || rf_fail "the writers failed"
 wait "$FIO"
 # fio's errors: those restore_load.py judge allows (a verify failure is
