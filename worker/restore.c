@@ -218,28 +218,27 @@ void rf_restore_opened(struct rf_req *req, uint64_t kid, uint64_t kfh)
 		full(rs, "open files");
 }
 
-bool rf_restore_id_in(struct rf_worker *w, uint64_t kid, uint64_t *pid)
+/* @key in the map at @off in w->restore (fwd or fh), locked */
+static bool mapped(struct rf_worker *w, size_t off, uint64_t key, uint64_t *val)
 {
 	bool ok;
 
 	if (!w->restore)
 		return false;
 	pthread_mutex_lock(&w->restore->lock);
-	ok = rf_idmap_get(&w->restore->fwd, kid, pid);
+	ok = rf_idmap_get((struct rf_idmap *)((char *)w->restore + off), key, val);
 	pthread_mutex_unlock(&w->restore->lock);
 	return ok;
 }
 
+bool rf_restore_id_in(struct rf_worker *w, uint64_t kid, uint64_t *pid)
+{
+	return mapped(w, offsetof(struct rf_restore, fwd), kid, pid);
+}
+
 bool rf_restore_fh_in(struct rf_worker *w, uint64_t kfh, uint64_t *fh)
 {
-	bool ok;
-
-	if (!w->restore)
-		return false;
-	pthread_mutex_lock(&w->restore->lock);
-	ok = rf_idmap_get(&w->restore->fh, kfh, fh);
-	pthread_mutex_unlock(&w->restore->lock);
-	return ok;
+	return mapped(w, offsetof(struct rf_restore, fh), kfh, fh);
 }
 
 uint64_t rf_restore_forget(struct rf_worker *w, uint64_t kid, uint64_t n)
