@@ -297,6 +297,16 @@ rf_assert_worker_fds() {
 # symlinks in DIR (on TENANT's mount; made here, mode 1777) while
 # TENANT's worker is SIGKILLed five times; returns once TENANT serves again
 # and the maker has stopped
+# rf_wait_file PATH: until it exists, up to 60 s (times RF_TIME_SCALE)
+rf_wait_file() {
+	local i
+	for i in $(rf_tries 600); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	rf_fail "no $1 after $((60 * RF_TIME_SCALE)) s"
+}
+
 # A client holding files, a directory and its cwd open in mount $1
 # (restore_client.py, as coprocess C; further arguments are its): it makes
 # a/b/f first. rf_client CMD N: one command, its one-line answer.

@@ -5,7 +5,8 @@
 #   restore_load.py run MNT SRC STOPFILE OUT.json
 #       until STOPFILE exists (at most 600 s): two threads, each with its
 #       own file held open: write a block, read it back; a third looks a
-#       name up through a held directory.
+#       name up through a held directory. OUT.json.ready appears once the
+#       files are laid out and the threads run (kill nothing before).
 #       Every call's start, end and errno go to OUT.json, then each block
 #       of each file in SRC (the backing directory) is checked against
 #       what was last written there.
@@ -105,6 +106,7 @@ def run(mnt, src, stopfile, out):
     th.append(threading.Thread(target=looker))
     for t in th:
         t.start()
+    open(out + ".ready", "w").close()
     for t in th:
         t.join()
     # the backing files hold what was last written, or a write in doubt

@@ -73,7 +73,8 @@ EXTRA_PIDS+=($FIO)
 python3 "$(dirname "$0")/restore_load.py" run "$T/rs.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
 LOAD=$!
 EXTRA_PIDS+=($LOAD)
-sleep 3
+rf_wait_file "$T/load.json.ready"
+sleep 1
 : >"$T/kills"
 for i in $(seq 1 10); do
 	kill_worker rs

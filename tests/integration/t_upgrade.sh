@@ -33,7 +33,7 @@ rf_client_start up
 python3 "$LOAD" run "$T/up.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
 LOADER=$!
 EXTRA_PIDS+=($LOADER)
-sleep 1
+rf_wait_file "$T/load.json.ready"
 
 rf_log "upgrade to the same plugin: a new generation, the files stay open, no crash"
 w=$(rf_worker up)
