@@ -102,13 +102,13 @@ static void full(struct rf_restore *rs, const char *what)
 }
 
 /* The node @kid's key, or -ENOENT. Called locked. */
-static int node_key(struct rf_restore *rs, uint64_t kid, struct rkey_node *k, uint64_t *count)
+static int node_key(struct rf_restore *rs, uint64_t kid, struct rkey_node *k)
 {
 	uint32_t kind, len;
 	int r;
 
 	memset(k, 0, sizeof(*k));
-	r = rf_nodetab_get(&rs->nodes, kid, &kind, k, sizeof(*k), &len, count);
+	r = rf_nodetab_get(&rs->nodes, kid, &kind, k, sizeof(*k), &len, NULL);
 	if (r < 0)
 		return r;
 	if (kind != RK_NODE || len < NODE_KEY_LEN(0) || k->namelen != len - NODE_KEY_LEN(0))
@@ -128,13 +128,20 @@ static void unname(struct rf_restore *rs, uint64_t kid, const struct rkey_node *
 		rf_idmap_del(&rs->names, h);
 }
 
+/* Index @kid under its name @k, if it has one. Called locked. */
+static void index_name(struct rf_restore *rs, uint64_t kid, const struct rkey_node *k)
+{
+	if (k->namelen)
+		rf_idmap_set(&rs->names, name_hash(k->parent, k->name, k->namelen), kid);
+}
+
 /* Give @kid the key @k (its name indexed). Called locked. */
 static int set_key(struct rf_restore *rs, uint64_t kid, const struct rkey_node *k)
 {
 	int r = rf_nodetab_put(&rs->nodes, kid, RK_NODE, k, (uint32_t)NODE_KEY_LEN(k->namelen));
 
-	if (r == 0 && k->namelen)
-		rf_idmap_set(&rs->names, name_hash(k->parent, k->name, k->namelen), kid);
+	if (r == 0)
+		index_name(rs, kid, k);
 	return r;
 }
 
@@ -146,7 +153,7 @@ static uint64_t named(struct rf_restore *rs, uint64_t parent, const char *name, 
 
 	if (!name_ok(name, len) || !rf_idmap_get(&rs->names, name_hash(parent, name, len), &kid))
 		return 0;
-	if (node_key(rs, kid, k, NULL) < 0 || k->parent != parent || k->namelen != len ||
+	if (node_key(rs, kid, k) < 0 || k->parent != parent || k->namelen != len ||
 	    memcmp(k->name, name, len) != 0)
 		return 0;
 	return kid;
@@ -176,7 +183,7 @@ uint64_t rf_restore_entry(struct rf_req *req, uint64_t pid, const char *name, co
 	pthread_mutex_lock(&rs->lock);
 	if (!rf_idmap_get(&rs->rev, pid, &kid))
 		kid = w->tag | pid;
-	r = node_key(rs, kid, &old, NULL);
+	r = node_key(rs, kid, &old);
 	if (r < 0 || old.parent != k.parent || old.ino != k.ino || old.type != k.type ||
 	    old.namelen != k.namelen || memcmp(old.name, k.name, k.namelen) != 0) {
 		if (r == 0)
@@ -252,7 +259,7 @@ uint64_t rf_restore_forget(struct rf_worker *w, uint64_t kid, uint64_t n)
 	pthread_mutex_lock(&rs->lock);
 	if (rf_id_in(w, kid, &pid) < 0 && !rf_idmap_get(&rs->fwd, kid, &pid))
 		pid = 0;
-	if (node_key(rs, kid, &k, NULL) == 0 &&
+	if (node_key(rs, kid, &k) == 0 &&
 	    rf_nodetab_count_add(&rs->nodes, kid, -(int64_t)(n > INT64_MAX ? INT64_MAX : n),
 				 &now) == 0 &&
 	    now == 0) {
@@ -634,7 +641,7 @@ int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 		if (!rf_idmap_get(&rs->rev, f->pid, NULL) &&
 		    rf_idmap_set(&rs->rev, f->pid, f->kid) < 0)
 			goto nomem;
-		rf_idmap_set(&rs->names, name_hash(f->k.parent, f->k.name, f->k.namelen), f->kid);
+		index_name(rs, f->kid, &f->k);
 	}
 	for (i = 0; i < fw.ndrop; i++)
 		rf_nodetab_del(&rs->files, fw.drop[i]);
