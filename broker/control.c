@@ -503,10 +503,6 @@ static void run_command(struct rf_broker *b, char *line, struct out *o, struct r
 			put(o, "error: no tenant '%s'\n", argv[1]);
 			return;
 		}
-		if (t->upg_conn) {
-			put(o, "error: %s: an upgrade is under way\n", t->pol.name);
-			return;
-		}
 		if (rf_upgrade_start(t, argc == 3 ? argv[2] : NULL, why, sizeof(why)) < 0) {
 			put(o, "error: %s\n", why);
 			return;

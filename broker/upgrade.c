@@ -103,15 +103,16 @@ static int next(struct rf_tenant *t)
 
 static void rollback(struct rf_tenant *t)
 {
-	char msg[1024];
+	char tried[sizeof(t->upg_old)];
 
 	snprintf(t->upg_why, sizeof(t->upg_why), "%.500s",
 		 t->fail_reason[0] ? t->fail_reason : "it ended before serving");
 	log_warnx("%s: upgrade to %s failed (%s); rolling back to %s", t->pol.name, t->pol.plugin,
 		  t->upg_why, t->upg_old);
-	snprintf(msg, sizeof(msg), "%s", t->pol.plugin);
+	/* the two swap: upg_old names the one that failed from now on */
+	snprintf(tried, sizeof(tried), "%s", t->pol.plugin);
 	snprintf(t->pol.plugin, sizeof(t->pol.plugin), "%s", t->upg_old);
-	snprintf(t->upg_old, sizeof(t->upg_old), "%s", msg);
+	snprintf(t->upg_old, sizeof(t->upg_old), "%s", tried);
 	t->upg = RF_UPG_ROLLBACK;
 	if (next(t) < 0)
 		rf_upgrade_abandon(t, "the old plugin's worker could not be started");
