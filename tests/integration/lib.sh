@@ -297,6 +297,19 @@ rf_assert_worker_fds() {
 # symlinks in DIR (on TENANT's mount; made here, mode 1777) while
 # TENANT's worker is SIGKILLed five times; returns once TENANT serves again
 # and the maker has stopped
+# rf_wait_successor TENANT PID: until a worker other than PID serves
+# TENANT (the worker read first: once a new one exists, "running" is its
+# own; read before, it could still be the dead worker's)
+rf_wait_successor() {
+	local i n
+	for i in $(rf_tries 100); do
+		n=$(rf_worker "$1")
+		[ "$n" != "$2" ] && [ "$n" != 0 ] && [ "$(rf_field "$1" state)" = running ] && return 0
+		sleep 0.1
+	done
+	rf_fail "no successor of worker $2 of $1 after $((10 * RF_TIME_SCALE)) s"
+}
+
 # rf_wait_file PATH: until it exists, up to 60 s (times RF_TIME_SCALE)
 rf_wait_file() {
 	local i

@@ -13,11 +13,7 @@ kill_worker() {
 	local w
 	w=$(rf_worker $1)
 	python3 "$(dirname "$0")/restore_load.py" kill "$w" "$T/kills"
-	for _ in $(rf_tries 100); do
-		[ "$(rf_field $1 state)" = running ] && [ "$(rf_worker $1)" != "$w" ] && return 0
-		sleep 0.1
-	done
-	rf_fail "no successor of worker $w"
+	rf_wait_successor "$1" "$w"
 }
 
 # ten (or $2) deaths of tenant $1's worker, each followed by a client step

@@ -13,11 +13,7 @@ kill_worker() {
 	local w
 	w=$(rf_worker ps)
 	kill -KILL "$w"
-	for _ in $(rf_tries 100); do
-		[ "$(rf_field ps state)" = running ] && [ "$(rf_worker ps)" != "$w" ] && return 0
-		sleep 0.1
-	done
-	rf_fail "no successor of worker $w"
+	rf_wait_successor ps "$w"
 }
 
 rf_log "without state_size the plugin gets none"
