@@ -112,6 +112,16 @@ void rf_adopt(struct rf_req *req)
 	struct fuse_in_header in;
 	struct io_uring_sqe *sqe;
 
+	/* An inherited entry (rescue) may have fetched into this slot since
+	 * the last reap: reap, and write nothing into a slot it took. No
+	 * system call comes between this reap and the writes below, so the
+	 * kernel cannot put a request in the slot in between (probe_arm). */
+	if (req->candidate && q->floating > 0) {
+		rf_queue_reap(q);
+		if (req->state != RQ_IDLE)
+			return;
+		state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
+	}
 	req->adopting = true;
 	req->in.unique = req->ss->commit_id;
 	memcpy(&in, h->in_out, sizeof(in));
@@ -155,6 +165,17 @@ bool rf_adopt_done(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
 
+	if (req->adopt_stale) {
+		/* the commit named a request its entry had already answered
+		 * (the entry went on to fetch into this slot, which now serves
+		 * that): the kernel can only have said ENOENT */
+		req->adopt_stale = false;
+		if (res != -ENOENT)
+			fatalx("queue %u slot %u: a commit for a dead worker ended %d after its "
+			       "entry had moved on",
+			       q->qid, req->idx, res);
+		return true;
+	}
 	if (!req->adopting)
 		return false;
 	req->adopting = false;
@@ -254,9 +275,18 @@ static void inherited_fetched(struct rf_queue *q)
 		struct rf_req *req = &q->reqs[e];
 		const struct fuse_uring_req_header *h = (const void *)req->hdr;
 
-		if (!req->candidate || (req->state != RQ_IDLE && req->state != RQ_RESERVED) ||
+		/* an adopted slot too: the adoption's commit named the
+		 * request the dead entry had answered before it fetched a
+		 * lost one, so it ends ENOENT (rf_adopt_done drops it) */
+		if (!req->candidate ||
+		    (req->state != RQ_IDLE && req->state != RQ_RESERVED &&
+		     !(req->state == RQ_WAIT && req->adopting)) ||
 		    h->ring_ent_in_out.commit_id == req->mark)
 			continue;
+		if (req->adopting) {
+			req->adopting = false;
+			req->adopt_stale = true;
+		}
 		req->candidate = false;
 		q->floating--;
 		log_debug("queue %u: the entry of a lost request fetched into slot %u", q->qid, e);

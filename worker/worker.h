@@ -41,6 +41,9 @@ struct rf_req {
 	uint32_t idx; /* entry index in its queue; depth for the reader */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
+	/* that commit's completion is to be dropped: an inherited entry took
+	 * the slot meanwhile (rescue.c) */
+	bool adopt_stale;
 	bool rerun; /* running a dead predecessor's request again */
 	bool candidate; /* a dead entry that ended a lost request may use this slot */
 	bool zc; /* the request's file data is in the client's pages, buffer

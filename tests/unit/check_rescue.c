@@ -307,6 +307,84 @@ START_TEST(test_rescue_doubts_every_slot_whose_entry_may_have_moved_on)
 }
 END_TEST
 
+/* A slot that is both adopted (its record says the dead worker answered
+ * 48) and a candidate for an inherited entry (one a probe hit, which
+ * holds nothing yet): */
+static void adopted_candidate(uint32_t e)
+{
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = 0, .unique = 48 };
+	static char payload[DEPTH][8192];
+
+	slot(e, 48, FUSE_WRITE, RF_SLOT_ANSWERED);
+	memcpy(hdrs[e].in_out, &oh, sizeof(oh));
+	reqs[e].candidate = true;
+	reqs[e].mark = 48;
+	reqs[e].payload = payload[e];
+	reqs[e].payload_cap = sizeof(payload[e]);
+	q.floating = 1;
+}
+
+/* the kernel: the inherited entry fetched request @id into slot @e (a
+ * kick's STATFS, which the framework answers without a plugin) */
+static void kernel_fetches(uint32_t e, uint64_t id)
+{
+	struct fuse_in_header in = { .len = sizeof(in),
+				     .opcode = FUSE_STATFS,
+				     .unique = id,
+				     .uid = RF_KICK_UID,
+				     .gid = RF_KICK_GID };
+
+	memcpy(hdrs[e].in_out, &in, sizeof(in));
+	hdrs[e].ring_ent_in_out.commit_id = id;
+	hdrs[e].ring_ent_in_out.payload_sz = 0;
+}
+
+/* it fetches after the adoption's commit was queued: the slot serves what
+ * it fetched, and the commit (which named a request the entry had already
+ * answered, so the kernel says ENOENT) is dropped */
+START_TEST(test_inherited_entry_fetches_into_an_adopted_slot)
+{
+	adopted_candidate(2);
+	rf_adopt(&reqs[2]);
+	ck_assert_int_eq(reqs[2].state, RQ_WAIT);
+	ck_assert(reqs[2].adopting);
+	kernel_fetches(2, 60);
+	rf_probe_done(&q, 777, 0);
+	ck_assert_int_eq(q.floating, 0);
+	ck_assert(!reqs[2].candidate);
+	ck_assert(!reqs[2].adopting);
+	ck_assert(reqs[2].adopt_stale);
+	ck_assert_uint_eq(slots[2].commit_id, 60); /* recorded as ours */
+	ck_assert(rf_adopt_done(&reqs[2], -ENOENT));
+	ck_assert(!reqs[2].adopt_stale);
+	ck_assert_uint_eq(slots[2].commit_id, 60);
+	ck_assert_uint_eq(ctl->adopted, 0);
+}
+END_TEST
+
+/* it fetched before the adoption, its completion not yet reaped: the
+ * adoption reaps first and writes nothing over the request */
+START_TEST(test_adoption_writes_nothing_over_an_inherited_fetch)
+{
+	struct io_uring_sqe *sqe;
+
+	adopted_candidate(2);
+	kernel_fetches(2, 60);
+	sqe = io_uring_get_sqe(&q.ring);
+	io_uring_prep_nop(sqe);
+	rf_sqe_tag_probe(sqe, 777);
+	ck_assert_int_eq(io_uring_submit(&q.ring), 1);
+	rf_adopt(&reqs[2]);
+	ck_assert(!reqs[2].adopting);
+	ck_assert(!reqs[2].adopt_stale);
+	ck_assert(!reqs[2].candidate);
+	ck_assert_int_eq(q.floating, 0);
+	ck_assert_uint_eq(slots[2].commit_id, 60);
+	ck_assert_uint_eq(reqs[2].in.unique, 60);
+	ck_assert_uint_eq(reqs[2].in.opcode, FUSE_STATFS);
+}
+END_TEST
+
 static Suite *rescue_suite(void)
 {
 	Suite *s = suite_create("rescue");
@@ -325,6 +403,8 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_adopt_eio_is_recorded_answered_before_it_is_sent);
 	tcase_add_test(tc, test_adopt_sends_a_complete_answer_as_it_is);
 	tcase_add_test(tc, test_rescue_doubts_every_slot_whose_entry_may_have_moved_on);
+	tcase_add_test(tc, test_inherited_entry_fetches_into_an_adopted_slot);
+	tcase_add_test(tc, test_adoption_writes_nothing_over_an_inherited_fetch);
 	suite_add_tcase(s, tc);
 	return s;
 }
