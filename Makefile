@@ -148,6 +148,7 @@ UNIT_DEPS_check_pool   := $(BUILD)/obj/broker/pool.o $(LIB)
 UNIT_DEPS_check_users  := $(BUILD)/obj/broker/users.o $(LIB)
 UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
+UNIT_DEPS_check_handover := $(BUILD)/obj/broker/handover.o $(LIB)
 UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
 RESTORE_OBJ := $(BUILD)/obj/worker/restore.o $(BUILD)/obj/worker/nodetab.o $(BUILD)/obj/worker/idmap.o
 UNIT_DEPS_check_restore := $(RESTORE_OBJ) $(LIB)

@@ -124,6 +124,15 @@ struct rf_broker {
 	struct event_base *base;
 	struct rf_policy *policy;
 	const char *config; /* the policy file's path, for reloads */
+	pid_t pid;
+	int debug;
+	char self[PATH_MAX]; /* this binary's path, re-executed by upgrade-broker */
+	unsigned int handovers; /* times this broker re-executed itself */
+	/* reexec.c: an upgrade-broker waiting for the tenants to settle */
+	bool hov_pending;
+	struct bufferevent *hov_conn; /* the control peer to answer, or NULL (SIGUSR2) */
+	struct event *hov_ev;
+	uint64_t hov_deadline_ns;
 	struct rf_tenant **tenants;
 	size_t ntenants;
 	uint32_t nqueues; /* possible CPUs */
@@ -134,6 +143,7 @@ struct rf_broker {
 	int ctl_fd;
 	struct event *ctl_ev;
 	unsigned int ctl_conns; /* control connections open */
+	bool ctl_paused; /* no accepting: a broker upgrade is waiting */
 	struct event *watchdog_ev;
 	bool stopping;
 	int exit_status;
@@ -324,9 +334,56 @@ int rf_proc_starttime(pid_t pid, unsigned long long *start);
 /* control.c */
 int rf_control_open(struct rf_broker *b);
 void rf_control_close(struct rf_broker *b);
-/* Answer the control connection waiting on @t's upgrade with @text and
- * close it (none waiting: nothing). */
-void rf_control_upgrade_reply(struct rf_tenant *t, const char *text);
+/* Answer the control connection in *@conn with @text and close it (none
+ * waiting: nothing); *@conn is NULL after. */
+void rf_control_reply(struct rf_broker *b, struct bufferevent **conn, const char *text);
+/* Stop accepting (a broker upgrade waits for the open connections to end),
+ * and start again. */
+void rf_control_pause(struct rf_broker *b, bool pause);
+/* The new image: listen on the inherited @fd again (0 or -errno), and
+ * answer @reply_fd (if >= 0) with @text. */
+int rf_control_adopt(struct rf_broker *b, int fd, int reply_fd, const char *text);
+
+/* handover.c: the broker's state as text, for the image that replaces it
+ * (reexec.c). Pure. */
+#define RF_HANDOVER_MAGIC "ringfence-broker-state"
+#define RF_HANDOVER_FORMAT 1
+struct rf_handover {
+	int pid; /* the process: the same before and after exec */
+	int ipc_version, pool_version; /* of the running workers */
+	unsigned int nqueues, bench, handovers;
+	int foreground, debug;
+	int ctl_fd, reply_fd; /* the control socket; the peer to answer, or -1 */
+	char writer[64]; /* the version that wrote it */
+	char config[PATH_MAX];
+	struct rf_policy *policy; /* its text kept */
+	struct rf_tenant *tenants; /* policy, records and descriptor numbers */
+	size_t ntenants;
+};
+/* Write @b's state (answer @reply_fd once resumed, -1: none) to @f: 0 or
+ * -errno. Needs b->policy->text. */
+int rf_handover_write(const struct rf_broker *b, int reply_fd, FILE *f);
+/* Parse and check a state (from any broker: a field this build does not
+ * know, a version of the workers' IPC or pool it does not speak, or a
+ * record no broker could have written is refused); 0, or -EINVAL with the
+ * line and the reason in @err. */
+int rf_handover_parse(const char *text, size_t len, struct rf_handover *h, char *err,
+		      size_t errlen);
+void rf_handover_free(struct rf_handover *h);
+
+/* reexec.c: ringfencectl upgrade-broker (the peer the caller leaves in
+ * b->hov_conn is answered by the new image, or with the reason there was
+ * none) and SIGUSR2: once no tenant is between states, re-execute the
+ * broker's binary keeping every mount, pool and worker. 0, or -EBUSY with
+ * @why. */
+int rf_reexec_request(struct rf_broker *b, char *why, size_t len);
+/* --resume-check FD: whether this build can take over the state in FD;
+ * prints why not. Exit status. */
+int rf_reexec_check(int fd);
+/* --resume FD, in the new image: read the state (0, or -errno and @err),
+ * then take over the control socket, the tenants and their workers. */
+int rf_reexec_load(int fd, struct rf_handover *h, char *err, size_t errlen);
+void rf_reexec_adopt(struct rf_broker *b, struct rf_handover *h);
 
 /* upgrade.c: ringfencectl upgrade TENANT [PLUGIN]: a new worker generation
  * (of PLUGIN, a name or an absolute path) through the restore hand-over;

@@ -12,6 +12,8 @@
  *   upgrade TENANT [PLUGIN]    a new worker generation (of PLUGIN) keeping the
  *                              mount, its node ids and open files; answered
  *                              when it serves, or when it was rolled back
+ *   upgrade-broker             re-execute the broker's binary keeping every
+ *                              mount and worker; answered by the new image
  *
  * A connection is read and answered through the event loop, never by
  * blocking in it: a peer that connects and says nothing holds only its own
@@ -22,6 +24,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -422,8 +425,10 @@ static void put_stats(struct out *o, const struct rf_tenant *t, int json)
 }
 
 /* Run one command line; the answer goes to @o, or comes later for the
- * tenant left in *@wait (an upgrade). */
-static void run_command(struct rf_broker *b, char *line, struct out *o, struct rf_tenant **wait)
+ * tenant left in *@wait (an upgrade), or from the broker's next image
+ * (*@hov set). */
+static void run_command(struct rf_broker *b, char *line, struct out *o, struct rf_tenant **wait,
+			bool *hov)
 {
 	char *argv[4] = { 0 };
 	int argc = 0, json = 0;
@@ -510,7 +515,19 @@ static void run_command(struct rf_broker *b, char *line, struct out *o, struct r
 		*wait = t;
 		return;
 	}
-	put(o, "error: unknown command '%.64s' (status, stats, reload, restart, umount, upgrade)\n",
+	if (!strcmp(argv[0], "upgrade-broker") && argc == 1) {
+		char why[512];
+
+		if (rf_reexec_request(b, why, sizeof(why)) < 0) {
+			put(o, "error: %s\n", why);
+			return;
+		}
+		*hov = true;
+		return;
+	}
+	put(o,
+	    "error: unknown command '%.64s' (status, stats, reload, restart, umount, upgrade, "
+	    "upgrade-broker)\n",
 	    argv[0]);
 }
 
@@ -558,8 +575,19 @@ static void control_free(struct bufferevent *bev, struct rf_broker *b)
 {
 	bufferevent_free(bev);
 	/* below the cap again: take the connections waiting in the backlog */
-	if (--b->ctl_conns < RF_CONTROL_CONNS && b->ctl_ev)
+	if (--b->ctl_conns < RF_CONTROL_CONNS && b->ctl_ev && !b->ctl_paused)
 		event_add(b->ctl_ev, NULL); /* a no-op when it was not paused */
+}
+
+void rf_control_pause(struct rf_broker *b, bool pause)
+{
+	b->ctl_paused = pause;
+	if (!b->ctl_ev)
+		return;
+	if (pause)
+		event_del(b->ctl_ev);
+	else if (b->ctl_conns < RF_CONTROL_CONNS)
+		event_add(b->ctl_ev, NULL);
 }
 
 /* The answer has left. */
@@ -579,19 +607,21 @@ static void control_gone(struct bufferevent *bev, short what, void *arg)
 	for (i = 0; i < b->ntenants; i++)
 		if (b->tenants[i]->upg_conn == bev)
 			b->tenants[i]->upg_conn = NULL;
+	if (b->hov_conn == bev)
+		b->hov_conn = NULL;
 	control_free(bev, b);
 }
 
-void rf_control_upgrade_reply(struct rf_tenant *t, const char *text)
+void rf_control_reply(struct rf_broker *b, struct bufferevent **conn, const char *text)
 {
-	struct bufferevent *bev = t->upg_conn;
+	struct bufferevent *bev = *conn;
 
 	if (!bev)
 		return;
-	t->upg_conn = NULL;
-	bufferevent_setcb(bev, NULL, control_sent, control_gone, t->b);
+	*conn = NULL;
+	bufferevent_setcb(bev, NULL, control_sent, control_gone, b);
 	if (bufferevent_write(bev, text, strlen(text)) < 0)
-		control_free(bev, t->b);
+		control_free(bev, b);
 }
 
 static void control_answer(struct bufferevent *bev, struct rf_broker *b)
@@ -602,6 +632,7 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 	socklen_t clen = sizeof(cred);
 	char cmd[RF_CONTROL_CMD_MAX + 1];
 	struct rf_tenant *wait = NULL;
+	bool hov = false;
 	ev_ssize_t n;
 
 	n = evbuffer_copyout(in, cmd, RF_CONTROL_CMD_MAX);
@@ -615,16 +646,22 @@ static void control_answer(struct bufferevent *bev, struct rf_broker *b)
 		put(&o, "error: command longer than %d bytes\n", RF_CONTROL_CMD_MAX);
 	} else {
 		cmd[strcspn(cmd, "\r\n")] = '\0';
-		run_command(b, cmd, &o, &wait);
+		run_command(b, cmd, &o, &wait, &hov);
 	}
 	bufferevent_disable(bev, EV_READ);
-	if (wait) {
-		/* answered by rf_control_upgrade_reply (a peer that hung up
-		 * meanwhile is found when it is written to); no time-out: an
-		 * upgrade ends, at the latest, at a worker's start_timeout */
-		wait->upg_conn = bev;
+	if (wait || hov) {
+		/* answered by rf_control_reply (a peer that hung up meanwhile
+		 * is found when it is written to), or by the broker's next
+		 * image; no time-out: an upgrade ends, at the latest, at a
+		 * worker's start_timeout, and a broker upgrade within
+		 * RF_REEXEC_WAIT seconds */
+		if (wait)
+			wait->upg_conn = bev;
+		else
+			b->hov_conn = bev;
 		bufferevent_setcb(bev, NULL, NULL, control_gone, b);
 		bufferevent_set_timeouts(bev, NULL, NULL);
+		free(o.buf);
 		return;
 	}
 	bufferevent_setcb(bev, NULL, control_sent, control_gone, b);
@@ -724,6 +761,32 @@ int rf_control_open(struct rf_broker *b)
 	b->ctl_ev = event_new(b->base, fd, EV_READ | EV_PERSIST, control_accept, b);
 	if (!b->ctl_ev || event_add(b->ctl_ev, NULL) < 0)
 		fatalx("event_new");
+	return 0;
+}
+
+int rf_control_adopt(struct rf_broker *b, int fd, int reply_fd, const char *text)
+{
+	struct bufferevent *bev;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -EBADF;
+	b->ctl_fd = fd;
+	b->ctl_ev = event_new(b->base, fd, EV_READ | EV_PERSIST, control_accept, b);
+	if (!b->ctl_ev || event_add(b->ctl_ev, NULL) < 0)
+		fatalx("event_new");
+	if (reply_fd < 0)
+		return 0;
+	if (fstat(reply_fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    fcntl(reply_fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    !(bev = bufferevent_socket_new(b->base, reply_fd, BEV_OPT_CLOSE_ON_FREE))) {
+		log_warnx("upgrade-broker: the peer's connection (fd %d) was not handed over",
+			  reply_fd);
+		return 0;
+	}
+	b->ctl_conns++;
+	bufferevent_set_timeouts(bev, NULL, &(struct timeval){ .tv_sec = RF_CONTROL_TIMEOUT });
+	rf_control_reply(b, &bev, text);
 	return 0;
 }
 

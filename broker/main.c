@@ -49,12 +49,18 @@ static void usage(FILE *f)
 		   "                      worker's own memory, not the pool, where entries\n"
 		   "                      have buffers of their own; file data by\n"
 		   "                      pread/pwrite), comma-separated. Never in production.\n"
+		   "      --resume FD, --resume-check FD\n"
+		   "                      for upgrade-broker only: take over (or say whether\n"
+		   "                      this build could take over) the broker state a\n"
+		   "                      running ringfenced handed to its next image in FD\n"
 		   "      --learn-seccomp for ringfence-plugin-check --learn: each worker lets\n"
 		   "                      through and logs (learn: SYSCALL during OPERATION)\n"
 		   "                      every call its seccomp policy refuses. Never in\n"
 		   "                      production.\n"
 		   "\n"
-		   "Signals: SIGTERM and SIGINT unmount every mount and exit.\n"
+		   "Signals: SIGTERM and SIGINT unmount every mount and exit; SIGHUP reloads\n"
+		   "the policy; SIGUSR2 re-executes the binary at this path keeping every\n"
+		   "mount and worker (ringfencectl upgrade-broker says how it went).\n"
 		   "Status: ringfencectl status (through the policy's control_socket).\n");
 }
 
@@ -132,6 +138,17 @@ static void on_sigchld(int sig, short what, void *arg)
 	}
 }
 
+static void on_sigusr2(int sig, short what, void *arg)
+{
+	char why[512];
+
+	(void)sig;
+	(void)what;
+	log_info("SIGUSR2: upgrading the broker");
+	if (rf_reexec_request(arg, why, sizeof(why)) < 0)
+		log_warnx("SIGUSR2: %s", why);
+}
+
 static void on_sighup(int sig, short what, void *arg)
 {
 	char msg[8192];
@@ -204,6 +221,37 @@ static void find_worker(struct rf_broker *b)
 		fatal("worker %s", b->worker_path);
 }
 
+/* The path this binary was started from: upgrade-broker runs whatever
+ * file is there then. */
+static void find_self(struct rf_broker *b)
+{
+	static const char deleted[] = " (deleted)";
+	ssize_t n = readlink("/proc/self/exe", b->self, sizeof(b->self) - 1);
+	size_t len;
+
+	if (n < 0)
+		fatal("readlink /proc/self/exe");
+	b->self[n] = '\0';
+	len = (size_t)n;
+	if (len > sizeof(deleted) - 1 && !strcmp(b->self + len - (sizeof(deleted) - 1), deleted))
+		b->self[len - (sizeof(deleted) - 1)] = '\0';
+}
+
+/* A descriptor number given on the command line. */
+static int fd_arg(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 3 || v > 65535) {
+		fprintf(stderr, "ringfenced: '%s' is not a descriptor number\n", s);
+		exit(2);
+	}
+	return (int)v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -216,12 +264,16 @@ int main(int argc, char **argv)
 		{ "bench-unsafe", required_argument, NULL, 'B' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "learn-seccomp", no_argument, NULL, 'L' },
+		{ "resume", required_argument, NULL, 'R' },
+		{ "resume-check", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_broker b = { .ctl_fd = -1 };
-	struct event *ev_term, *ev_int, *ev_chld, *ev_hup;
+	struct event *ev_term, *ev_int, *ev_chld, *ev_hup, *ev_usr2;
 	const char *config = RF_POLICY_PATH;
-	int c, debug = 0, started = 0;
+	int c, started = 0, resume_fd = -1;
+	struct rf_handover h = { 0 };
+	char *config_copy = NULL;
 	size_t i;
 
 	while ((c = getopt_long(argc, argv, "c:fdh", opts, NULL)) != -1) {
@@ -248,8 +300,13 @@ int main(int argc, char **argv)
 			b.foreground = 1;
 			break;
 		case 'd':
-			debug = 1;
+			b.debug = 1;
 			break;
+		case 'R':
+			resume_fd = fd_arg(optarg);
+			break;
+		case 'K':
+			return rf_reexec_check(fd_arg(optarg));
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -271,20 +328,43 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (check_policy(config, &b.policy) < 0)
+	b.pid = getpid();
+	if (resume_fd >= 0) {
+		static char err[8192];
+
+		/* the image before us handed over: its policy, its flags */
+		if (rf_reexec_load(resume_fd, &h, err, sizeof(err)) < 0 || h.pid != b.pid) {
+			fprintf(stderr, "ringfenced: --resume: %s\n",
+				err[0] ? err : "the state is another process's");
+			return 1;
+		}
+		close(resume_fd);
+		b.policy = h.policy;
+		h.policy = NULL;
+		b.foreground = h.foreground;
+		b.debug = h.debug;
+		b.bench = h.bench;
+		config = config_copy = strdup(h.config);
+		if (!config)
+			return 1;
+	} else if (check_policy(config, &b.policy) < 0) {
 		return 1;
+	}
 	/* -f, or "log = stderr" (e.g. under systemd, which keeps stderr): stderr */
 	log_init("ringfenced", b.foreground || !strcmp(b.policy->log_target, "stderr"),
-		 debug ? RF_LOG_DEBUG : RF_LOG_INFO);
+		 b.debug ? RF_LOG_DEBUG : RF_LOG_INFO);
 	if (geteuid() != 0)
 		fatalx("ringfenced must run as root (it mounts and builds rings)");
+	find_self(&b);
 	find_worker(&b);
 	warn_bench(b.bench);
 	if (b.bench & RF_UNSAFE_LEARN_SECCOMP)
 		log_warnx("--learn-seccomp: workers allow every system call and log those their "
 			  "seccomp policy refuses: for ringfence-plugin-check --learn only");
 	b.nqueues = rf_possible_cpus();
-	if (!b.foreground && daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
+	/* a resumed image is the daemon it was */
+	if (resume_fd < 0 && !b.foreground &&
+	    daemon(0, !strcmp(b.policy->log_target, "stderr")) < 0)
 		fatal("daemon");
 	signal(SIGPIPE, SIG_IGN);
 
@@ -295,11 +375,21 @@ int main(int argc, char **argv)
 	ev_int = evsignal_new(b.base, SIGINT, on_stop, &b);
 	ev_chld = evsignal_new(b.base, SIGCHLD, on_sigchld, &b);
 	ev_hup = evsignal_new(b.base, SIGHUP, on_sighup, &b);
+	ev_usr2 = evsignal_new(b.base, SIGUSR2, on_sigusr2, &b);
 	b.config = config;
-	if (!ev_term || !ev_int || !ev_chld || !ev_hup || evsignal_add(ev_term, NULL) ||
-	    evsignal_add(ev_int, NULL) || evsignal_add(ev_chld, NULL) || evsignal_add(ev_hup, NULL))
+	if (!ev_term || !ev_int || !ev_chld || !ev_hup || !ev_usr2 || evsignal_add(ev_term, NULL) ||
+	    evsignal_add(ev_int, NULL) || evsignal_add(ev_chld, NULL) ||
+	    evsignal_add(ev_hup, NULL) || evsignal_add(ev_usr2, NULL))
 		fatalx("cannot install signal events");
 	rf_watchdog_start(&b);
+	if (resume_fd >= 0) {
+		rf_reexec_adopt(&b, &h);
+		rf_handover_free(&h);
+		/* a worker that died while the images changed */
+		on_sigchld(SIGCHLD, 0, &b);
+		rf_notify("READY=1");
+		goto serve;
+	}
 	if (rf_control_open(&b) < 0)
 		fatalx("cannot open the control socket %s", b.policy->control_socket);
 
@@ -332,6 +422,7 @@ int main(int argc, char **argv)
 			 b.ntenants);
 		rf_notify(st);
 	}
+serve:
 	event_base_dispatch(b.base);
 	rf_notify("STOPPING=1");
 
@@ -344,9 +435,13 @@ int main(int argc, char **argv)
 	event_free(ev_int);
 	event_free(ev_chld);
 	event_free(ev_hup);
+	event_free(ev_usr2);
+	if (b.hov_ev)
+		event_free(b.hov_ev);
 	event_base_free(b.base);
 	free(b.tenants);
 	rf_policy_free(b.policy);
+	free(config_copy);
 	log_info("stopped");
 	return b.exit_status;
 }

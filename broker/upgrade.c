@@ -164,7 +164,7 @@ void rf_upgrade_ready(struct rf_tenant *t)
 			 (unsigned long long)nodes, (unsigned long long)files);
 	log_info("%s: %.*s", t->pol.name, (int)strcspn(msg, "\n"), msg);
 	t->upg = RF_UPG_NONE;
-	rf_control_upgrade_reply(t, msg);
+	rf_control_reply(t->b, &t->upg_conn, msg);
 }
 
 void rf_upgrade_abandon(struct rf_tenant *t, const char *why)
@@ -176,5 +176,5 @@ void rf_upgrade_abandon(struct rf_tenant *t, const char *why)
 	snprintf(msg, sizeof(msg), "error: %s: upgrade abandoned: %.1500s\n", t->pol.name, why);
 	log_warnx("%.*s", (int)strcspn(msg, "\n"), msg);
 	t->upg = RF_UPG_NONE;
-	rf_control_upgrade_reply(t, msg);
+	rf_control_reply(t->b, &t->upg_conn, msg);
 }

@@ -60,6 +60,9 @@ static inline uint64_t rf_now_ns(void)
  * mount's pool where the broker has it. */
 #define RF_POOL_BASE 0x100000000000ULL
 #define RF_POOL_STRIDE 0x1000000000ULL /* 64 GiB per mount */
+/* indexes a broker can have handed over: well inside the 128 TiB of a
+ * process's address space */
+#define RF_POOL_INDEX_MAX 1024u
 
 #define RF_STATS_OPCODES 64 /* FUSE opcodes 0..63 */
 #define RF_STATS_ERRNOS 64 /* errnos 1..63; slot 0 counts larger ones */

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RF_POLICY_FILE_MAX (1024 * 1024)
 #define RF_POLICY_MOUNTS_MAX 256
 
 struct parser {
@@ -729,8 +728,13 @@ int rf_policy_load(const char *path, struct rf_policy **out, char *err, size_t e
 		return r == -ENOTSUP || r == -EFBIG ? -EINVAL : r;
 	}
 	r = rf_policy_parse(path, buf, len, out, err, errlen);
-	free(buf);
-	return r;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	(*out)->text = buf;
+	(*out)->text_len = len;
+	return 0;
 }
 
 void rf_policy_free(struct rf_policy *p)
@@ -738,6 +742,7 @@ void rf_policy_free(struct rf_policy *p)
 	if (!p)
 		return;
 	free(p->mounts);
+	free(p->text);
 	free(p);
 }
 

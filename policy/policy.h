@@ -103,9 +103,15 @@ struct rf_policy {
 	char users_file[RF_POLICY_PATH_MAX]; /* which tenant has which of them */
 	size_t nmounts;
 	struct rf_mount_policy *mounts;
+	/* the text it was read from (rf_policy_load), handed to a broker
+	 * that re-executes itself; NULL when parsed from a caller's text */
+	char *text;
+	size_t text_len;
 };
 
 /* Defaults (also documented in the README). */
+/* the largest policy file read */
+#define RF_POLICY_FILE_MAX (1024 * 1024)
 #define RF_DEFAULT_CONTROL_SOCKET "/run/ringfence/control.sock"
 #define RF_DEFAULT_QUEUE_DEPTH 8
 #define RF_DEFAULT_MAX_WRITE (1024 * 1024)

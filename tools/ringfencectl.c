@@ -28,6 +28,9 @@ static void usage(FILE *f)
 		"                    path) if given, keeping the mount, its node ids and open\n"
 		"                    files (policy restore_nodes); answers once it serves, or\n"
 		"                    with an error once the old plugin is back (rolled back)\n"
+		"  upgrade-broker    re-execute the broker's binary (the file now at the path\n"
+		"                    it was started from) keeping every mount and worker;\n"
+		"                    answered by the new broker, or with why it did not start\n"
 		"\n"
 		"options:\n"
 		"  -s, --socket PATH  the broker's control socket (default %s)\n"
@@ -74,7 +77,7 @@ int main(int argc, char **argv)
 	nargs = argc - optind;
 	verb = nargs ? argv[optind] : "";
 	if (!((!strcmp(verb, "status") || !strcmp(verb, "stats")) && nargs <= 2) &&
-	    !(!strcmp(verb, "reload") && nargs == 1) &&
+	    !((!strcmp(verb, "reload") || !strcmp(verb, "upgrade-broker")) && nargs == 1) &&
 	    !((!strcmp(verb, "restart") || !strcmp(verb, "umount")) && nargs == 2) &&
 	    !(!strcmp(verb, "upgrade") && (nargs == 2 || nargs == 3))) {
 		usage(stderr);

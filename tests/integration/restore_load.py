@@ -27,6 +27,11 @@
 #       any error outside those windows, is a failure. Prints the pause
 #       each kill caused (the slowest call across it) and the p99 latency
 #       near kills and away from them.
+#   restore_load.py steady OUT.json EVENTS
+#       For events that must cost clients nothing (a broker upgrade):
+#       EVENTS holds "START END" lines; any error is a failure. Prints the
+#       pause each caused (the slowest call across it) and the p99 latency
+#       near the events and away from them.
 import json
 import os
 import sys
@@ -189,10 +194,34 @@ def judge(out, kills_file):
     return 1 if errs or r["bad"] else 0
 
 
+def steady(out, events_file):
+    r = json.load(open(out))
+    events = [tuple(float(x) for x in l.split()) for l in open(events_file) if l.strip()]
+    near, far = [], []
+    pauses = [max([o[1] - o[0] for o in r["ops"] if o[0] <= e and o[1] >= s], default=0.0)
+              for s, e in events]
+    for t0, t1, kind, err in r["ops"]:
+        near_one = any(s - 0.5 <= t0 <= e + 2.0 for s, e in events)
+        (near if near_one else far).append(t1 - t0)
+    errs = ["%s errno %d at %.3f" % (kind, err, t0) for t0, t1, kind, err in r["ops"] if err]
+    print("calls %d; errors %d; corrupt blocks %d" % (len(r["ops"]), len(errs), len(r["bad"])))
+    print("each event took, ms: %s; pause (slowest call across it), ms: %s" %
+          (" ".join("%.0f" % ((e - s) * 1e3) for s, e in events),
+           " ".join("%.0f" % (p * 1e3) for p in pauses)))
+    print("p99 latency: %.2f ms within 0.5 s before to 2 s after an event, %.2f ms elsewhere; "
+          "max %.0f ms" % (pct(near, 0.99) * 1e3, pct(far, 0.99) * 1e3,
+                           max(near + far, default=0.0) * 1e3))
+    for e in errs[:10] + r["bad"][:10]:
+        print("  " + e)
+    return 1 if errs or r["bad"] or not r["ops"] else 0
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif sys.argv[1] == "kill":
         kill(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "steady":
+        sys.exit(steady(sys.argv[2], sys.argv[3]))
     else:
         sys.exit(judge(sys.argv[2], sys.argv[3]))
