@@ -55,7 +55,7 @@ rm -rf "$T/src"
 rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1"
 rf_start rs
 fio --name=pre --filename="$T/rs.mnt/fio.dat" --rw=write --bs=4k --size=16M --verify=crc32c \
-	--do_verify=0 --output="$T/fio-pre.out" || rf_fail "fio could not write its file"
+	--do_verify=0 --verify_state_save=0 --output="$T/fio-pre.out" || rf_fail "fio could not write its file"
 # one read at a time: at most one in flight at each kill, which the dead
 # worker may have held (read again by its successor) or the kernel may have
 # been handing it (ended EIO by the successor, the hand-over rescue)
