@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "msg.h"
+
 /* the table's code itself, with a point of death between its stores:
  * in the writer (dying), the Nth ends the process when step_limit is N */
 static int steps, step_limit, dying;
@@ -263,6 +265,28 @@ START_TEST(test_killed_writer)
 }
 END_TEST
 
+/* the policy's restore_nodes is a promise: a table of the size the broker
+ * makes for N records holds N, with the longest keys */
+START_TEST(test_sized_as_promised)
+{
+	static const uint32_t ns[] = { 1, 7, 64, 1000 };
+	struct rf_nodetab t;
+	size_t i, size;
+	void *mem;
+
+	ck_assert_uint_le(rf_nodetab_rec_size(RF_RESTORE_KEY_MAX), RF_RESTORE_RECORD);
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		size = rf_restore_node_bytes(ns[i]);
+		mem = calloc(1, size);
+		ck_assert_ptr_nonnull(mem);
+		ck_assert_int_eq(rf_nodetab_open(&t, mem, size, RF_RESTORE_KEY_MAX), 1);
+		ck_assert_uint_ge(t.nslots, ns[i]);
+		rf_nodetab_close(&t);
+		free(mem);
+	}
+}
+END_TEST
+
 static Suite *nodetab_suite(void)
 {
 	Suite *s = suite_create("nodetab");
@@ -275,6 +299,7 @@ static Suite *nodetab_suite(void)
 	tcase_add_test(tc, test_count_each);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_killed_writer);
+	tcase_add_test(tc, test_sized_as_promised);
 	suite_add_tcase(s, tc);
 	return s;
 }
