@@ -200,10 +200,15 @@ server_pid() {
 	case $1 in
 	tmpfs) echo "" ;;
 	hp-* | hpm-*) echo "${PEERS[$1]}" ;;
-	plain-io | eager-forget | no-pin | no-sandbox | private-payload)
-		field "$T/$1.sock" "$1" worker ;;
 	qd8) field "$T/main.sock" uring worker ;;
-	*) field "$T/main.sock" "$1" worker ;;
+	*)
+		# a broker of its own (UNSAFE), or a tenant of the main one
+		if [[ " $UNSAFE " == *" $1 "* ]]; then
+			field "$T/$1.sock" "$1" worker
+		else
+			field "$T/main.sock" "$1" worker
+		fi
+		;;
 	esac
 }
 cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" || echo 0; }
