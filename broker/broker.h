@@ -31,6 +31,7 @@ struct rf_conn_params {
 	bool bufpool_offered; /* 7.46+ on io-uring: FUSE_HAS_IO_URING_BUFPOOL */
 	bool bufpool; /* ... and the policy lets the queues use them */
 	bool zero_copy; /* ... and zero-copy queues, which need the pools */
+	uint16_t kernel_timeout; /* seconds: the kernel's request timeout, 0: none */
 	char why[160]; /* how the transport was chosen, for the log */
 };
 
@@ -99,6 +100,8 @@ struct rf_tenant {
 	unsigned int generation; /* of the current worker */
 	unsigned int watchdog_kills;
 	unsigned int heartbeat_kills;
+	unsigned int outside_kills; /* deaths by signals the broker did not send */
+	bool sigkilled; /* the broker sent the current worker SIGKILL */
 	uint64_t hb_seq; /* the last PING sent, per tenant, never reused */
 	uint64_t hb_sent_seq; /* the PING awaiting its answer; 0: none */
 	uint64_t hb_sent_ns;
@@ -149,6 +152,9 @@ struct rf_broker {
 	int exit_status;
 };
 
+/* The kernel's request timeout is the policy's request_timeout plus its
+ * start_timeout plus this (seconds). */
+#define RF_KERNEL_TIMEOUT_SLACK 10
 /* init.c: FUSE_INIT negotiation, pure. Returns 0 and fills @out (the reply
  * body) and @cp, or -EPROTO (bad INIT) / -EOPNOTSUPP (transport = uring
  * but the kernel offers no FUSE io-uring), with the reason in cp->why. */
@@ -163,6 +169,9 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 int rf_mount_attach(struct rf_tenant *t);
 void rf_mount_detach(struct rf_tenant *t);
 int rf_mount_abort(struct rf_tenant *t);
+/* Whether @t's FUSE connection is still up: the kernel's word (a worker's
+ * exit status saying it ended is not taken for it). */
+bool rf_mount_connected(const struct rf_tenant *t);
 int rf_mount_clone(struct rf_tenant *t);
 uint32_t rf_possible_cpus(void);
 
@@ -193,11 +202,12 @@ const char *rf_pool_verify(const void *pool, const struct rf_pool_geom *g, uint3
 			   size_t len);
 
 /* ring.c: a fenced ring on @slot0_fd with the pool as fixed buffer 0 and,
- * if @zero_copy, @depth empty buffer slots after it (RF_BUF_INDEX_ZC).
+ * if @zero_copy, @depth empty buffer slots after it (RF_BUF_INDEX_ZC);
+ * FUSE's io-uring commands (URING_CMD) only if @fuse_cmds.
  * Returns the ring fd (the broker must close it as soon as the worker has
  * inherited it) or -errno. */
 int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, bool zero_copy,
-		   struct io_uring_params *params);
+		   bool fuse_cmds, struct io_uring_params *params);
 
 /* spawn.c */
 int rf_worker_spawn(struct rf_tenant *t);
@@ -207,6 +217,9 @@ void rf_worker_stop(struct rf_tenant *t);
 /* Kill the worker for breaking the rules (@why goes to the log and the
  * tenant's reason); its death is handled like any other. */
 void rf_worker_kill(struct rf_tenant *t, const char *why);
+/* SIGKILL to @t's worker, remembered as the broker's own (no outside
+ * kill, rf_worker_reaped). */
+void rf_worker_sigkill(struct rf_tenant *t);
 
 /* phase.c: NULL if a worker that has sent the types in @seen (a mask of
  * RF_MSG_BIT()s) may send @type now, else why not. */

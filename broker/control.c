@@ -240,6 +240,7 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("rescued", ctl ? ctl->rescued : 0);
 	C("watchdog_kills", t->watchdog_kills);
 	C("heartbeat_kills", t->heartbeat_kills);
+	C("outside_kills", t->outside_kills);
 	C("log_dropped", t->log_dropped);
 	C("requests", s->requests);
 	C("uring_requests", s->uring_requests);

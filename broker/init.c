@@ -105,8 +105,22 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 		flags |= FUSE_OVER_IO_URING;
 	if (p->handle_killpriv)
 		flags |= FUSE_HANDLE_KILLPRIV_V2;
+	/* The kernel's own request timeout (7.43, Linux 6.14) backs the
+	 * watchdog, judging from the kernel's state alone, which a plugin
+	 * cannot write: a request unanswered for its time aborts the whole
+	 * connection (clients get an error, the broker gives the tenant up),
+	 * so it is set past anything a recovery takes: the watchdog's
+	 * request_timeout, a successor's start_timeout, and slack. */
+	if (p->request_timeout && cp->minor >= 43) {
+		uint32_t k = p->request_timeout + p->start_timeout + RF_KERNEL_TIMEOUT_SLACK;
+
+		cp->kernel_timeout = (uint16_t)(k > UINT16_MAX ? UINT16_MAX : k);
+		flags |= FUSE_REQUEST_TIMEOUT;
+	}
 	flags &= offered;
 	flags |= offered & FUSE_INIT_EXT;
+	if (!(flags & FUSE_REQUEST_TIMEOUT))
+		cp->kernel_timeout = 0;
 
 	max_write = p->max_write;
 	if (flags & FUSE_MAX_PAGES) {
@@ -142,5 +156,6 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	out->max_write = max_write;
 	out->time_gran = 1;
 	out->max_pages = (uint16_t)max_pages;
+	out->request_timeout = cp->kernel_timeout;
 	return 0;
 }

@@ -141,6 +141,10 @@ static int answer_init(struct rf_tenant *t)
 	}
 	log_info("%s: FUSE 7.%u (kernel 7.%u), max_write %u, max_pages %u, %s", t->pol.name,
 		 t->conn.minor, in->minor, t->conn.max_write, t->conn.max_pages, t->conn.why);
+	if (t->conn.kernel_timeout)
+		log_info("%s: the kernel aborts the connection if a request waits %u s "
+			 "(FUSE_REQUEST_TIMEOUT, behind the watchdog's request_timeout)",
+			 t->pol.name, t->conn.kernel_timeout);
 	return 0;
 }
 
@@ -288,6 +292,19 @@ int rf_mount_clone(struct rf_tenant *t)
 		return r;
 	}
 	return fd;
+}
+
+bool rf_mount_connected(const struct rf_tenant *t)
+{
+	/* /dev/fuse polls EPOLLERR once the connection has ended (aborted,
+	 * or its last server gone), whatever a worker says */
+	struct pollfd pfd = { .fd = t->fuse_fd, .events = POLLIN | POLLOUT };
+
+	if (t->fuse_fd < 0)
+		return false;
+	if (poll(&pfd, 1, 0) < 0)
+		return true; /* cannot tell: no reason to give up */
+	return !(pfd.revents & (POLLERR | POLLNVAL));
 }
 
 int rf_mount_abort(struct rf_tenant *t)

@@ -59,7 +59,12 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 	struct timeval tv;
 
 	if (conn_gone) {
-		log_warnx("%s: the FUSE connection has ended; nothing to recover", t->pol.name);
+		snprintf(t->fail_reason, sizeof(t->fail_reason),
+			 "the FUSE connection has ended (%san abort through "
+			 "/sys/fs/fuse/connections/%u/abort, or an unmount)",
+			 t->conn.kernel_timeout ? "the kernel's request timeout, " : "",
+			 t->conn_id);
+		log_warnx("%s: %s; nothing to recover", t->pol.name, t->fail_reason);
 		return false;
 	}
 	if (t->responder) {
@@ -74,6 +79,11 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n,
 			 "; %u deaths within %u s: answering EIO until restarted", bo.recent,
 			 t->pol.crash_window);
+		n = strlen(t->fail_reason);
+		if (t->outside_kills)
+			snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n,
+				 " (%u deaths so far by signals the broker did not send)",
+				 t->outside_kills);
 		log_warnx("%s: %s", t->pol.name, t->fail_reason);
 		t->responder = true;
 		t->generation++;

@@ -471,7 +471,7 @@ void rf_reexec_adopt(struct rf_broker *b, struct rf_handover *h)
 			 bad);
 		lost++;
 		if (t->worker_pid > 0) {
-			kill(t->worker_pid, SIGKILL);
+			rf_worker_sigkill(t);
 			t->stopping = true; /* reaped later; no successor */
 		}
 		rf_tenant_give_up(t);

@@ -19,7 +19,8 @@
 #include "uring_uapi.h"
 
 /* Every operation the worker needs, and why:
- *  URING_CMD    FUSE REGISTER and COMMIT_AND_FETCH on fixed file 0
+ *  URING_CMD    FUSE REGISTER and COMMIT_AND_FETCH on fixed file 0 (the
+ *               io-uring transport only: a classic ring has no use for them)
  *  READ, WRITE  the /dev/fuse queue (FORGET, INTERRUPT, classic transport)
  *               and the worker's wake-up eventfd
  *  READ_FIXED, WRITE_FIXED  file data between backing files and the pool */
@@ -44,7 +45,7 @@ static uint32_t pow2_at_least(uint32_t v)
 }
 
 int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, bool zero_copy,
-		   struct io_uring_params *params)
+		   bool fuse_cmds, struct io_uring_params *params)
 {
 	struct io_uring_restriction res[16];
 	uint32_t nfiles = RF_FILE_SLOT_DATA + depth + 1, nbufs = zero_copy ? 1 + depth : 1;
@@ -105,6 +106,8 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 
 	memset(res, 0, sizeof(res));
 	for (i = 0; i < sizeof(allowed_ops); i++) {
+		if (allowed_ops[i] == IORING_OP_URING_CMD && !fuse_cmds)
+			continue;
 		res[nres].opcode = IORING_RESTRICTION_SQE_OP;
 		res[nres++].sqe_op = allowed_ops[i];
 	}

@@ -54,16 +54,22 @@ static void start_timeout_cb(int fd, short what, void *arg)
 	snprintf(t->fail_reason, sizeof(t->fail_reason),
 		 "worker did not become ready within start_timeout = %u s", t->pol.start_timeout);
 	log_warnx("%s: %s", t->pol.name, t->fail_reason);
-	if (t->worker_pid > 0)
-		kill(t->worker_pid, SIGKILL);
+	rf_worker_sigkill(t);
+}
+
+void rf_worker_sigkill(struct rf_tenant *t)
+{
+	if (t->worker_pid <= 0)
+		return;
+	t->sigkilled = true;
+	kill(t->worker_pid, SIGKILL);
 }
 
 void rf_worker_kill(struct rf_tenant *t, const char *why)
 {
 	log_warnx("%s: killing worker %d: %s", t->pol.name, (int)t->worker_pid, why);
 	snprintf(t->fail_reason, sizeof(t->fail_reason), "killed by the broker: %s", why);
-	if (t->worker_pid > 0)
-		kill(t->worker_pid, SIGKILL);
+	rf_worker_sigkill(t);
 	if (t->ipc_ev) {
 		event_free(t->ipc_ev);
 		t->ipc_ev = NULL;
@@ -84,6 +90,12 @@ static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32
 	/* its own session: terminal signals meant for the broker stay there */
 	setsid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* the OOM killer's first pick, before the broker or anyone else
+	 * (raising it takes no privilege) */
+	nul = open("/proc/self/oom_score_adj", O_WRONLY);
+	if (nul < 0 || write(nul, "1000", 4) != 4)
+		_exit(125);
+	close(nul);
 	/* limits first: nothing of the worker runs outside its cgroups */
 	if (rf_cgroup_child_join(cg) < 0)
 		_exit(125);
@@ -229,7 +241,8 @@ int rf_worker_spawn(struct rf_tenant *t)
 		int slot0 = clones ? clones[q] : t->fuse_fd;
 
 		r = rf_ring_create(slot0, t->pool, t->geom.total_size, t->geom.depth,
-				   t->conn.zero_copy, &params[q]);
+				   t->conn.zero_copy, t->conn.transport == RF_TRANSPORT_URING,
+				   &params[q]);
 		if (r < 0) {
 			log_warnx("%s: ring for queue %u: %s", t->pol.name, q, strerror(-r));
 			goto close_rings;
@@ -265,6 +278,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	 * makes a send fail (EAGAIN), not the event loop stall */
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	t->worker_pid = pid;
+	t->sigkilled = false;
 	if (rf_proc_starttime(pid, &t->worker_start) < 0)
 		t->worker_start = 0;
 	rf_orphans_record(t->b);
@@ -276,7 +290,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	if (r < 0) {
 		log_warnx("%s: send configuration to worker %d: %s", t->pol.name, (int)pid,
 			  strerror(-r));
-		kill(pid, SIGKILL);
+		rf_worker_sigkill(t);
 		r = 0; /* reaped through SIGCHLD like any other death */
 	}
 	t->ipc_ev = event_new(t->b->base, t->ipc_fd, EV_READ | EV_PERSIST, rf_worker_ipc_cb, t);
@@ -465,17 +479,46 @@ void rf_worker_ipc_cb(int fd, short what, void *arg)
 	handle_msg(t, &m);
 }
 
+/* Signals the kernel raises for a process's own doing: a fault, abort(),
+ * seccomp, an rlimit, a broken pipe. */
+static bool own_doing(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGFPE:
+	case SIGILL:
+	case SIGTRAP:
+	case SIGABRT:
+	case SIGSYS:
+	case SIGXCPU:
+	case SIGXFSZ:
+	case SIGPIPE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void rf_worker_reaped(struct rf_tenant *t, int status)
 {
-	char how[64];
+	bool conn_gone, outside = false;
+	char how[192];
 
-	if (WIFEXITED(status))
+	if (WIFEXITED(status)) {
 		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(how, sizeof(how), "was killed by signal %d (%s)", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)));
-	else
+	} else if (WIFSIGNALED(status)) {
+		/* a kill the broker did not send: say so, and count it apart
+		 * (it counts as a crash all the same) */
+		outside = !t->sigkilled && !own_doing(WTERMSIG(status));
+		snprintf(how, sizeof(how), "was killed by signal %d (%s)%s", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)),
+			 outside ? ", which the broker did not send (root, a process with the "
+				   "worker's uid, or the OOM killer)"
+				 : "");
+	} else {
 		snprintf(how, sizeof(how), "ended (status 0x%x)", status);
+	}
 	/* What it said before dying (a start-up failure names its cause) may
 	 * still wait in the socket when SIGCHLD comes first: read it, at most
 	 * as many messages as the socket holds, with no process left for a
@@ -519,11 +562,18 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 			return; /* no crash: the upgrade's own doing */
 	}
 	t->crashes++;
+	t->outside_kills += outside;
 	log_warnx("%s: worker %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
 		  t->fail_reason);
 	if (!t->fail_reason[0])
 		snprintf(t->fail_reason, sizeof(t->fail_reason), "worker %s", how);
-	if (rf_recovery_plan(t, WIFEXITED(status) && WEXITSTATUS(status) == RF_EXIT_CONN_GONE))
+	/* RF_EXIT_CONN_GONE is the worker's claim; the kernel decides */
+	conn_gone = !rf_mount_connected(t);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == RF_EXIT_CONN_GONE && !conn_gone)
+		log_warnx("%s: the worker said its FUSE connection had ended, but it has not: a "
+			  "crash like any other",
+			  t->pol.name);
+	if (rf_recovery_plan(t, conn_gone))
 		return; /* a successor is on its way */
 	rf_tenant_give_up(t);
 }
@@ -548,7 +598,7 @@ void rf_worker_stop(struct rf_tenant *t)
 		usleep(10000);
 	}
 	log_warnx("%s: worker %d did not stop; killing it", t->pol.name, (int)t->worker_pid);
-	kill(t->worker_pid, SIGKILL);
+	rf_worker_sigkill(t);
 	if (waitpid(t->worker_pid, &status, 0) == t->worker_pid)
 		rf_worker_reaped(t, status);
 }

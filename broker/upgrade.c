@@ -85,7 +85,7 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 	restored(t, &t->upg_nodes0, &t->upg_files0);
 	t->upg = RF_UPG_KILLED;
 	log_info("%s: upgrade: worker %d makes way for %s", t->pol.name, (int)t->worker_pid, path);
-	kill(t->worker_pid, SIGKILL);
+	rf_worker_sigkill(t);
 	return 0;
 }
 

@@ -45,7 +45,7 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 		log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
 			  (int)t->worker_pid);
 		t->watchdog_kills++;
-		kill(t->worker_pid, SIGKILL);
+		rf_worker_sigkill(t);
 		return;
 	}
 }
@@ -99,7 +99,7 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 			log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
 				  (int)t->worker_pid);
 			t->heartbeat_kills++;
-			kill(t->worker_pid, SIGKILL);
+			rf_worker_sigkill(t);
 			return;
 		}
 		/* answered: the next PING after half the timeout */

@@ -37,6 +37,46 @@
 
 static __thread struct rf_queue *cur_queue;
 
+/*
+ * Right before the kernel reads them, the reply headers of the commits
+ * queued since the last submission are stamped again with their
+ * commands' ids: plugin code that ran on this thread after a commit was
+ * queued (the next request of a batch) may have written the header, and
+ * a header whose id differs from its command's only by the interrupt bit
+ * trips a kernel WARN. No plugin code runs on this thread between this
+ * and the system call; plugin code on another queue's thread still can
+ * (the README's threat model).
+ */
+void rf_queue_restamp(struct io_uring *ring)
+{
+	unsigned int shift = (ring->flags & IORING_SETUP_SQE128) ? 1 : 0, i;
+
+	for (i = ring->sq.sqe_head; i != ring->sq.sqe_tail; i++) {
+		struct io_uring_sqe *sqe = &ring->sq.sqes[(i & ring->sq.ring_mask) << shift];
+		const struct fuse_uring_cmd_req *cmd = rf_sqe_cmd(sqe);
+		struct rf_req *req;
+
+		if (sqe->opcode != IORING_OP_URING_CMD ||
+		    sqe->cmd_op != FUSE_IO_URING_CMD_COMMIT_AND_FETCH ||
+		    (sqe->user_data & RF_TAG_MASK) != RF_TAG_CMD)
+			continue;
+		req = (struct rf_req *)(uintptr_t)(sqe->user_data & ~(uint64_t)RF_TAG_MASK);
+		/* an adoption's slot may hold what an inherited entry fetched
+		 * meanwhile (rescue.c): its header is the kernel's then */
+		if (req->adopting || req->adopt_stale)
+			continue;
+		((struct fuse_out_header *)(void *)((struct fuse_uring_req_header *)(void *)req->hdr)
+			 ->in_out)
+			->unique = cmd->commit_id;
+	}
+}
+
+static int submit(struct rf_queue *q)
+{
+	rf_queue_restamp(&q->ring);
+	return io_uring_submit(&q->ring);
+}
+
 struct io_uring_sqe *rf_queue_sqe(struct rf_queue *q)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
@@ -44,7 +84,7 @@ struct io_uring_sqe *rf_queue_sqe(struct rf_queue *q)
 	if (!sqe) {
 		/* The ring has room for every op the queue can have in flight,
 		 * so a full SQ only means we must flush what we queued. */
-		io_uring_submit(&q->ring);
+		submit(q);
 		sqe = io_uring_get_sqe(&q->ring);
 		if (!sqe)
 			fatalx("queue %u: submission queue full", q->qid);
@@ -129,10 +169,67 @@ static void account(struct rf_req *req)
 		st->latency_max_ns = ns;
 }
 
+/*
+ * A reply goes out under the id recorded in the slot when its request was
+ * fetched (what a successor adopts), never under an odd one: an odd id is
+ * the kernel's interrupt reply (through /dev/fuse the kernel takes one as
+ * the answer to the INTERRUPT and leaves the request waiting for good;
+ * through io-uring it trips a kernel WARN). A plugin that changed the
+ * working copy is overruled, and said so; where the record is what it
+ * spoiled, the working copy stands in; where both are odd or zero the
+ * worker ends before anything goes out (then the kernel's request
+ * timeout, broker/init.c, ends what waits for good). The README's threat
+ * model says what is left.
+ */
+static bool request_id(uint64_t id)
+{
+	return id && !(id & 1);
+}
+
+static void check_reply_id(struct rf_req *req)
+{
+	uint64_t rec = __atomic_load_n(&req->ss->commit_id, __ATOMIC_RELAXED);
+
+	if (req->in.unique == rec && request_id(rec))
+		return;
+	if (request_id(rec)) {
+		log_warnx("queue %u: the plugin changed request %llu's id to %llu (%s): answered "
+			  "under the id recorded",
+			  req->q->qid, (unsigned long long)rec, (unsigned long long)req->in.unique,
+			  rf_op_name(req->in.opcode));
+		req->in.unique = rec;
+		return;
+	}
+	if (request_id(req->in.unique)) {
+		log_warnx("queue %u: slot %u's record of request %llu says %llu (%s): the plugin "
+			  "wrote the pool",
+			  req->q->qid, req->idx, (unsigned long long)req->in.unique,
+			  (unsigned long long)rec, rf_op_name(req->in.opcode));
+		return;
+	}
+	fatalx("queue %u: slot %u's request id is %llu, recorded %llu (%s): the plugin wrote "
+	       "the framework's records; giving up",
+	       req->q->qid, req->idx, (unsigned long long)req->in.unique, (unsigned long long)rec,
+	       rf_op_name(req->in.opcode));
+}
+
 void rf_queue_commit(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
+	char why[96];
 
+	check_reply_id(req);
+	/* directory entries as the plugin left them: checked whole, however
+	 * it wrote them (names the kernel would pass on to clients beyond
+	 * NAME_MAX, or with a NUL inside, included) */
+	if (!req->error && (req->in.opcode == FUSE_READDIR || req->in.opcode == FUSE_READDIRPLUS) &&
+	    !rf_dirents_ok(req->payload, req->reply_len, req->in.opcode == FUSE_READDIRPLUS, why,
+			   sizeof(why))) {
+		log_warnx("queue %u: %s reply refused (%s): EIO instead", q->qid,
+			  rf_op_name(req->in.opcode), why);
+		req->error = EIO;
+		req->reply_len = 0;
+	}
 	account(req);
 	__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
 	if (req->classic) {
@@ -552,6 +649,7 @@ static int submit_and_wait(struct rf_queue *q)
 		wait = rest;
 		release = false;
 	}
+	rf_queue_restamp(&q->ring);
 	if (!wait)
 		return io_uring_submit_and_wait(&q->ring, 1);
 	ts.tv_sec = (long long)(wait / 1000000000ULL);
@@ -700,7 +798,7 @@ static void *queue_main(void *arg)
 			rf_register_or_reserve(req);
 	}
 	q->live = q->nreqs;
-	r = io_uring_submit(&q->ring);
+	r = submit(q);
 	if (r < 0)
 		fatalx("queue %u: submit: %s", q->qid, strerror(-r));
 

@@ -65,6 +65,9 @@ void rf_queue_reap(struct rf_queue *q);
 /* rescue.c */
 void rf_rescue(struct rf_queue *q);
 void rf_adopt(struct rf_req *req);
+/* Stamp the reply headers of the commits queued on @ring and not yet
+ * submitted with their commands' ids (queue.c says why). */
+void rf_queue_restamp(struct io_uring *ring);
 /* The completion of an adopting commit; false if it is none of rescue's. */
 bool rf_adopt_done(struct rf_req *req, int res);
 void rf_register_or_reserve(struct rf_req *req);

@@ -385,6 +385,42 @@ void rf_reply_lseek(struct rf_req *req, off_t off)
 	finish_body(req, &o, sizeof(o));
 }
 
+bool rf_dirents_ok(const void *buf, uint32_t len, bool plus, char *why, size_t whylen)
+{
+	const char *p = buf, *end = p + len;
+	size_t head = (plus ? sizeof(struct fuse_entry_out) : 0) + sizeof(struct fuse_dirent);
+	uint32_t n = 0;
+
+	while (p < end) {
+		struct fuse_dirent d;
+		size_t rec;
+
+		if ((size_t)(end - p) < head) {
+			snprintf(why, whylen, "entry %u: %zu bytes, short of a header", n,
+				 (size_t)(end - p));
+			return false;
+		}
+		memcpy(&d, p + head - sizeof(d), sizeof(d));
+		if (d.namelen == 0 || d.namelen > NAME_MAX) {
+			snprintf(why, whylen, "entry %u: a name of %u bytes", n, d.namelen);
+			return false;
+		}
+		rec = FUSE_DIRENT_ALIGN(head + d.namelen);
+		if (rec > (size_t)(end - p)) {
+			snprintf(why, whylen, "entry %u: %zu bytes past the reply", n,
+				 rec - (size_t)(end - p));
+			return false;
+		}
+		if (memchr(p + head, '/', d.namelen) || memchr(p + head, '\0', d.namelen)) {
+			snprintf(why, whylen, "entry %u: a '/' or a NUL in its name", n);
+			return false;
+		}
+		p += rec;
+		n++;
+	}
+	return true;
+}
+
 /* One directory entry, in the format the request's opcode wants: a plain
  * dirent for READDIR, a direntplus for READDIRPLUS (with node id 0, which
  * the kernel lists without caching, when @e is NULL). */

@@ -16,7 +16,8 @@
  *      broker's child made);
  *   4. installs the first seccomp stage: a deny list that stops exec,
  *      process creation, ptrace, sockets, mounts, namespaces, new rings,
- *      bpf, keys and other kernel attack surface. Denied calls trap; the
+ *      bpf, keys, memory no rlimit bounds (shared anonymous, memfd, SysV)
+ *      and other kernel attack surface. Denied calls trap; the
  *      SIGSYS handler reports the call to the broker and then dies of SIGSYS.
  * Only then is the plugin loaded; the seccomp.policy stage stacks on top.
  */
@@ -32,6 +33,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -291,6 +293,10 @@ int rf_sandbox_tie_to_broker(int ipc_fd)
 /* Report a trapped system call to the broker, then die of SIGSYS: the
  * rt_sigaction(SIGSYS) call below is itself killed by the filter, so nobody
  * (not even this handler) can keep the process alive. */
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a seccomp trap (asm-generic/siginfo.h) */
+#endif
+
 static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 {
 	static int reported;
@@ -298,6 +304,11 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	struct rf_msg_seccomp m;
 
 	(void)sig;
+	/* a SIGSYS some process sent (kill -SYS) is no verdict of ours: it
+	 * neither ends the worker nor reaches the broker as one (a sender
+	 * cannot forge SYS_SECCOMP: the kernel keeps codes >= 0 for itself) */
+	if (si->si_code != SYS_SECCOMP)
+		return;
 	/* one report per worker, the broker allows no more: a second thread
 	 * trapped at the same time only dies */
 	if (__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST))
@@ -397,6 +408,11 @@ static const int denied[] = {
 	SCMP_SYS(setdomainname),
 	SCMP_SYS(lookup_dcookie),
 	SCMP_SYS(kcmp),
+	/* memory no rlimit counts (shmem): a memfd, SysV shared memory; and
+	 * shared anonymous mappings, below */
+	SCMP_SYS(memfd_create),
+	SCMP_SYS(memfd_secret),
+	SCMP_SYS(shmget),
 };
 
 int rf_sandbox_seccomp_base(int ipc_fd)
@@ -431,6 +447,13 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+	/* MAP_SHARED | MAP_ANONYMOUS (MAP_SHARED_VALIDATE too) is shmem,
+	 * which RLIMIT_DATA does not count: without a memory cgroup nothing
+	 * would bound it */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(mmap), 1,
+				     SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED | MAP_ANONYMOUS,
+					     MAP_SHARED | MAP_ANONYMOUS));
 	/* clone3's flags sit behind a pointer: make glibc fall back to clone */
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);

@@ -183,6 +183,10 @@ int rf_queues_prepare(struct rf_worker *w, char *why, size_t len);
 void rf_queues_serve(struct rf_worker *w);
 void rf_queue_wake(struct rf_queue *q);
 void rf_req_finish(struct rf_req *req);
+/* reply.c: whether @len bytes at @buf are directory entries a client may
+ * be given (READDIRPLUS's if @plus): each whole, its name 1 to NAME_MAX
+ * bytes with no '/' and no NUL; else false, and why. Pure. */
+bool rf_dirents_ok(const void *buf, uint32_t len, bool plus, char *why, size_t whylen);
 /* data.c: whether the source is on a memory file system (once, at start) */
 void rf_data_probe_source(struct rf_worker *w);
 

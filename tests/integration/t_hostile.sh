@@ -234,11 +234,17 @@ else
 	fatal int80 - "was killed by signal 11"
 fi
 fatal x32 - "$SYS"
-# a reply for an id the kernel does not know: the worker gives up rather
-# than leave the real request waiting forever
-fatal badunique - "exited with status 1"
-grep -qE "worker: queue [0-9]*: the kernel (refused commit id|knows no request)" "$T/broker.log" ||
-	rf_fail "badunique: the worker did not say why it gave up"
+# a reply for another id: the framework sends it under the id recorded
+# at fetch, so the real request is answered, and says what the plugin did
+start_pair
+got=$(client_errno "$T/h.mnt/attack-badunique")
+[ "$got" = ENOENT ] || rf_fail "badunique: the client got $got"
+grep -q "h: worker: queue [0-9]*: the plugin changed request [0-9]*'s id to [0-9]* (LOOKUP): answered under the id recorded" "$T/broker.log" ||
+	rf_fail "badunique: the worker did not say what the plugin did"
+[ "$(rf_field h crashes)" = 0 ] || rf_fail "badunique: $(rf_status h)"
+bystander_ok badunique
+rf_log "  badunique -> answered under the recorded id: $got"
+rf_stop
 fatal ipc_garbage - "malformed message" race
 fatal ipc_fd - "malformed message" race
 fatal ipc_hello - "message not allowed after READY (HELLO)" race

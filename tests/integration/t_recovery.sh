@@ -144,7 +144,7 @@ rf_log "an aborted connection is not recovered: the tenant fails"
 id=$(awk -v mp="$T/hg.mnt" '$5 == mp { split($3, d, ":"); print d[1] * 1048576 + d[2] }' /proc/self/mountinfo)
 echo 1 >"/sys/fs/fuse/connections/$id/abort"
 rf_wait_state hg failed
-grep -q "hg: the FUSE connection has ended; nothing to recover" "$T/broker.log" ||
+grep -q "hg: the FUSE connection has ended (an abort through /sys/fs/fuse/connections/$id/abort, or an unmount); nothing to recover" "$T/broker.log" ||
 	rf_fail "no word of the ended connection"
 [ "$(rf_field mem state)" = running ] || rf_fail "the other tenant suffered"
 rf_stop

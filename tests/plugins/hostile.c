@@ -270,6 +270,37 @@ static int a_fork(void)
 	return result(p);
 }
 
+/* the exit status with which a worker says its FUSE connection ended */
+static int a_exit3(void)
+{
+	_exit(3);
+}
+
+/* 64 MiB of shared anonymous memory (shmem: RLIMIT_DATA does not count
+ * it), touched */
+static int a_shmanon(void)
+{
+	size_t n = 64 << 20;
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return errno;
+	memset(p, 1, n);
+	return SUCCEEDED;
+}
+
+/* the same through a memfd, and SysV shared memory */
+static int a_memfd(void)
+{
+	return result(syscall(SYS_memfd_create, "x", 0));
+}
+
+static int a_shmget(void)
+{
+	return result(
+		syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 1 << 20, 01600 /* IPC_CREAT|0600 */));
+}
+
 static int a_membomb(void)
 {
 	void *chunks[4096];
@@ -426,6 +457,42 @@ static int register_foreign(struct rf_req *req)
 	sqe->buf_index = RF_BUF_INDEX_ZC + req->idx;
 	sqe->user_data = 0xbad50;
 	io_uring_submit(&req->q->ring);
+	return EINPROGRESS;
+}
+
+/* REGISTER in a loop on this queue's ring: each is a FUSE entry the
+ * kernel allocates (docs/security.md: what bounds them). The count comes
+ * from the option register_bomb=N (default 100000). */
+static unsigned long bomb_count = 100000;
+
+static int register_bomb(struct rf_req *req)
+{
+	static char hdr[sizeof(struct fuse_uring_req_header)];
+	static struct iovec iov[2] = { { hdr, sizeof(hdr) }, { NULL, 0 } };
+	unsigned long i, sent = 0;
+
+	iov[1].iov_base = req->payload;
+	iov[1].iov_len = req->payload_cap;
+	for (i = 0; i < bomb_count; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+
+		if (!sqe) {
+			int r = io_uring_submit(&req->q->ring);
+
+			if (r < 0)
+				break;
+			sent += (unsigned long)r;
+			sqe = io_uring_get_sqe(&req->q->ring);
+			if (!sqe)
+				break;
+		}
+		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_REGISTER, (uint16_t)req->q->qid, 0);
+		sqe->addr = (uint64_t)(uintptr_t)iov;
+		sqe->len = 2;
+		sqe->user_data = 0xbad60;
+	}
+	sent += (unsigned long)io_uring_submit(&req->q->ring);
+	test_log("register_bomb: %lu REGISTER commands submitted", sent);
 	return EINPROGRESS;
 }
 
@@ -651,6 +718,32 @@ static int a_pool_fuzz(void)
 	return r ? r : SUCCEEDED;
 }
 
+/* The control area zeroed: the magic, the counters, the slot records and
+ * the seen table; or its pages taken from the pool's memfd altogether
+ * (MADV_REMOVE punches a hole every mapping then reads as zeros). */
+static int a_pool_zero(void)
+{
+	size_t len;
+	char *base;
+	int r = find_pool(&base, &len);
+
+	if (r)
+		return r;
+	memset(base, 0, ((struct rf_pool_ctl *)base)->ctl_size);
+	return SUCCEEDED;
+}
+
+static int a_pool_punch(void)
+{
+	size_t len;
+	char *base;
+	int r = find_pool(&base, &len);
+
+	if (r)
+		return r;
+	return result(madvise(base, ((struct rf_pool_ctl *)base)->ctl_size, MADV_REMOVE));
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -695,6 +788,12 @@ static const struct {
 	{ "clocks", a_clocks },
 	{ "clock_fd", a_clock_fd },
 	{ "pool_poison", a_pool_poison },
+	{ "exit3", a_exit3 },
+	{ "pool_zero", a_pool_zero },
+	{ "pool_punch", a_pool_punch },
+	{ "shmanon", a_shmanon },
+	{ "memfd", a_memfd },
+	{ "shmget", a_shmget },
 };
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
@@ -717,6 +816,10 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 			reply_entry(req, 101);
 		else if (!strcmp(name, "zcfile"))
 			reply_entry(req, 102);
+		else if (!strcmp(name, "longdir")) /* lists a 300-byte name */
+			reply_entry(req, 103);
+		else if (!strcmp(name, "nuldir")) /* lists a name with a NUL in it */
+			reply_entry(req, 104);
 		else
 			rf_reply_err(req, ENOENT);
 		return;
@@ -728,6 +831,10 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	}
 	if (!strcmp(name, "ring_nofixed")) {
 		rf_reply_err(req, ring_submit(req, IORING_OP_READ, 0, 0xbad8));
+		return;
+	}
+	if (!strcmp(name, "register_bomb")) {
+		rf_reply_err(req, register_bomb(req));
 		return;
 	}
 	if (!strcmp(name, "register_foreign")) {
@@ -748,6 +855,24 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 		/* answer some other request: corrupt the id the commit uses */
 		req->in.unique += 1000;
 		rf_reply_err(req, ENOENT);
+		return;
+	}
+	if (!strcmp(name, "intbit")) {
+		/* the interrupt bit on the reply's id */
+		req->in.unique |= 1;
+		rf_reply_err(req, ENOENT);
+		return;
+	}
+	if (!strcmp(name, "intbit2")) {
+		/* ... and on the framework's record of it too */
+		req->in.unique |= 1;
+		req->ss->commit_id |= 1;
+		rf_reply_err(req, ENOENT);
+		return;
+	}
+	if (!strcmp(name, "fakeanswer")) {
+		/* the slot's record says answered, and no answer ever comes */
+		__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
 		return;
 	}
 	if (!strcmp(name, "oversize")) {
@@ -791,6 +916,34 @@ static void h_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, siz
 		rf_reply_err(req, zc_attack(req));
 }
 
+/* Directories whose entries the plugin writes straight into the reply,
+ * past rf_dirbuf_add's checks: names longer than NAME_MAX, or with a NUL. */
+static void h_readdir(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, size_t size)
+{
+	char name[300];
+	bool plus = req->in.opcode == FUSE_READDIRPLUS;
+	size_t skip = plus ? sizeof(struct fuse_entry_out) : 0;
+	struct fuse_dirent *d = (struct fuse_dirent *)(req->payload + skip);
+	uint32_t namelen = ino == 103 ? 300 : 3;
+	size_t rec = plus ? FUSE_DIRENTPLUS_SIZE(namelen) : FUSE_DIRENT_SIZE(namelen);
+
+	(void)fh;
+	if ((ino != 103 && ino != 104) || off > 0 || size < rec) {
+		rf_reply_dirbuf(req);
+		return;
+	}
+	memset(name, 'a', sizeof(name));
+	name[1] = ino == 104 ? '\0' : 'a';
+	memset(req->payload, 0, rec);
+	d->ino = 200;
+	d->off = 1;
+	d->namelen = namelen;
+	d->type = S_IFREG >> 12;
+	memcpy(d->name, name, namelen);
+	req->reply_len = (uint32_t)rec;
+	rf_reply_dirbuf(req);
+}
+
 static int h_init(const struct rf_init_args *a, void **ud)
 {
 	*ud = NULL;
@@ -800,10 +953,17 @@ static int h_init(const struct rf_init_args *a, void **ud)
 		a_block();
 	if (!strncmp(a->options, "every_lookup=", 13))
 		snprintf(every_lookup, sizeof(every_lookup), "%s", a->options + 13);
+	if (!strncmp(a->options, "register_bomb=", 14))
+		bomb_count = strtoul(a->options + 14, NULL, 10);
+	/* options = init=NAME: the attack in init, in every generation */
+	if (!strncmp(a->options, "init=", 5))
+		for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++)
+			if (!strcmp(a->options + 5, attacks[i].name))
+				attacks[i].fn();
 	return 0;
 }
 
 const struct rf_plugin ringfence_plugin = {
 	RF_PLUGIN_INIT,	      .name = "hostile", .init = h_init, .lookup = h_lookup,
-	.getattr = h_getattr, .open = h_open,	 .read = h_read,
+	.getattr = h_getattr, .open = h_open,	 .read = h_read, .readdir = h_readdir,
 };

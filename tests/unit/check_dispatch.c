@@ -554,6 +554,54 @@ START_TEST(test_open_by_descriptor_asks_for_zero_copy)
 }
 END_TEST
 
+/* one dirent (READDIRPLUS's if @plus) named @name of @namelen bytes at @at;
+ * returns its size */
+static size_t put_dirent(char *at, bool plus, const char *name, uint32_t namelen)
+{
+	size_t head = (plus ? sizeof(struct fuse_entry_out) : 0) + sizeof(struct fuse_dirent);
+	struct fuse_dirent d = { .ino = 5, .off = 1, .namelen = namelen, .type = 8 };
+	size_t rec = FUSE_DIRENT_ALIGN(head + namelen);
+
+	memset(at, 0, rec);
+	memcpy(at + head - sizeof(d), &d, sizeof(d));
+	memcpy(at + head, name, namelen);
+	return rec;
+}
+
+/* what a plugin wrote as directory entries is checked whole before it goes
+ * out, however it was written */
+START_TEST(test_dirents_checked)
+{
+	static char buf[8192], big[300];
+	char why[96];
+	size_t n;
+	int plus;
+
+	memset(big, 'a', sizeof(big));
+	for (plus = 0; plus <= 1; plus++) {
+		n = put_dirent(buf, plus, "one", 3);
+		n += put_dirent(buf + n, plus, big, NAME_MAX);
+		ck_assert(rf_dirents_ok(buf, (uint32_t)n, plus, why, sizeof(why)));
+		ck_assert(rf_dirents_ok(buf, 0, plus, why, sizeof(why)));
+		/* cut inside the second entry, or inside a header */
+		ck_assert(!rf_dirents_ok(buf, (uint32_t)n - 8, plus, why, sizeof(why)));
+		ck_assert_ptr_nonnull(strstr(why, "entry 1: 8 bytes past the reply"));
+		ck_assert(!rf_dirents_ok(buf, 20, plus, why, sizeof(why)));
+		ck_assert_ptr_nonnull(strstr(why, "entry 0: 20 bytes, short of a header"));
+		n = put_dirent(buf, plus, big, NAME_MAX + 1);
+		ck_assert(!rf_dirents_ok(buf, (uint32_t)n, plus, why, sizeof(why)));
+		ck_assert_ptr_nonnull(strstr(why, "a name of 256 bytes"));
+		n = put_dirent(buf, plus, "", 0);
+		ck_assert(!rf_dirents_ok(buf, (uint32_t)n, plus, why, sizeof(why)));
+		n = put_dirent(buf, plus, "a/b", 3);
+		ck_assert(!rf_dirents_ok(buf, (uint32_t)n, plus, why, sizeof(why)));
+		ck_assert_ptr_nonnull(strstr(why, "a '/' or a NUL"));
+		n = put_dirent(buf, plus, "a\0b", 3);
+		ck_assert(!rf_dirents_ok(buf, (uint32_t)n, plus, why, sizeof(why)));
+	}
+}
+END_TEST
+
 static Suite *dispatch_suite(void)
 {
 	Suite *s = suite_create("dispatch");
@@ -577,6 +625,7 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_zero_copy_read_takes_no_body);
 	tcase_add_test(tc, test_zero_copy_write_has_no_data_pointer);
 	tcase_add_test(tc, test_open_by_descriptor_asks_for_zero_copy);
+	tcase_add_test(tc, test_dirents_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -86,6 +86,8 @@ static void setup(void)
 	ta.generation = 12;
 	ta.watchdog_kills = 1;
 	ta.heartbeat_kills = 2;
+	ta.outside_kills = 4;
+	ta.sigkilled = true;
 	ta.hb_seq = 99;
 	ta.hb_sent_seq = 98;
 	ta.hb_sent_ns = 18446744073709551000ULL;
@@ -227,6 +229,8 @@ START_TEST(test_round_trip)
 		SAME(generation);
 		SAME(watchdog_kills);
 		SAME(heartbeat_kills);
+		SAME(outside_kills);
+		SAME(sigkilled);
 		SAME(hb_seq);
 		SAME(hb_sent_seq);
 		SAME(hb_sent_ns);

@@ -385,6 +385,41 @@ START_TEST(test_adoption_writes_nothing_over_an_inherited_fetch)
 }
 END_TEST
 
+/* what plugin code may write into a queued commit's header before the
+ * submission (the next request of a batch, on the same thread) is undone
+ * right before it: the header names the command's request */
+START_TEST(test_restamp_before_submit)
+{
+	uint32_t op;
+
+	slot(1, 50, FUSE_LOOKUP, RF_SLOT_FETCHED);
+	memcpy(&reqs[1].in, hdrs[1].in_out, sizeof(reqs[1].in));
+	reqs[1].state = RQ_PLUGIN;
+	rf_queue_commit(&reqs[1]);
+	ck_assert_uint_eq(queued(&op)->commit_id, 50);
+	ck_assert_uint_eq(answer_in(1).unique, 50);
+	((struct fuse_out_header *)(void *)hdrs[1].in_out)->unique = 51; /* the interrupt bit */
+	rf_queue_restamp(&q.ring);
+	ck_assert_uint_eq(answer_in(1).unique, 50);
+}
+END_TEST
+
+/* a reply under a changed id goes out under the recorded one */
+START_TEST(test_reply_under_the_recorded_id)
+{
+	uint32_t op;
+
+	slot(2, 60, FUSE_LOOKUP, RF_SLOT_FETCHED);
+	memcpy(&reqs[2].in, hdrs[2].in_out, sizeof(reqs[2].in));
+	reqs[2].state = RQ_PLUGIN;
+	reqs[2].in.unique = 61;
+	rf_queue_commit(&reqs[2]);
+	ck_assert_uint_eq(queued(&op)->commit_id, 60);
+	ck_assert_uint_eq(answer_in(2).unique, 60);
+	ck_assert_ptr_nonnull(strstr(last_line, "changed request 60's id to 61"));
+}
+END_TEST
+
 static Suite *rescue_suite(void)
 {
 	Suite *s = suite_create("rescue");
@@ -405,6 +440,8 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_rescue_doubts_every_slot_whose_entry_may_have_moved_on);
 	tcase_add_test(tc, test_inherited_entry_fetches_into_an_adopted_slot);
 	tcase_add_test(tc, test_adoption_writes_nothing_over_an_inherited_fetch);
+	tcase_add_test(tc, test_restamp_before_submit);
+	tcase_add_test(tc, test_reply_under_the_recorded_id);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -26,14 +26,14 @@ static int ring_fd;
 
 #define DEPTH 4
 
-static void make_ring(bool zero_copy)
+static void make_ring(bool zero_copy, bool fuse_cmds)
 {
 	struct io_uring_params p;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	pool = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(pool, MAP_FAILED);
-	ring_fd = rf_ring_create(sv[0], pool, POOL_SIZE, DEPTH, zero_copy, &p);
+	ring_fd = rf_ring_create(sv[0], pool, POOL_SIZE, DEPTH, zero_copy, fuse_cmds, &p);
 	ck_assert_int_ge(ring_fd, 0);
 	ck_assert_int_eq(io_uring_queue_mmap(ring_fd, &p, &ring), 0);
 	rf_ring_fill_sq_array(&ring);
@@ -42,12 +42,17 @@ static void make_ring(bool zero_copy)
 
 static void setup(void)
 {
-	make_ring(false);
+	make_ring(false, true);
 }
 
 static void setup_zero_copy(void)
 {
-	make_ring(true);
+	make_ring(true, true);
+}
+
+static void setup_classic(void)
+{
+	make_ring(false, false);
 }
 
 static void teardown(void)
@@ -200,6 +205,39 @@ START_TEST(test_zero_copy_slots_empty_and_fenced)
 }
 END_TEST
 
+/* a URING_CMD on the fixed file: the fence's answer (EACCES) or, let
+ * through, the socket's (which knows no such command) */
+static int uring_cmd(void)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, RF_FILE_SLOT_FUSE, NULL, 0, 0);
+	sqe->flags = IOSQE_FIXED_FILE;
+	return run(sqe);
+}
+
+START_TEST(test_uring_cmd_on_the_uring_transport)
+{
+	ck_assert_int_ne(uring_cmd(), -EACCES);
+}
+END_TEST
+
+/* a classic ring takes no FUSE io-uring command at all */
+START_TEST(test_classic_ring_refuses_uring_cmd)
+{
+	char buf[8] = { 0 };
+	struct io_uring_sqe *sqe;
+
+	ck_assert_int_eq(uring_cmd(), -EACCES);
+	/* and does what the classic transport needs */
+	ck_assert_int_eq(write(sv[1], "abc", 3), 3);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, RF_FILE_SLOT_FUSE, buf, sizeof(buf), 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	ck_assert_int_eq(run(sqe), 3);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -212,6 +250,11 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_ops_outside_allowlist_refused);
 	tcase_add_test(tc, test_extra_sqe_flags_refused);
 	tcase_add_test(tc, test_register_ops_fenced);
+	tcase_add_test(tc, test_uring_cmd_on_the_uring_transport);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("classic");
+	tcase_add_checked_fixture(tc, setup_classic, teardown);
+	tcase_add_test(tc, test_classic_ring_refuses_uring_cmd);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tz, setup_zero_copy, teardown);
 	tcase_add_test(tz, test_zero_copy_slots_empty_and_fenced);

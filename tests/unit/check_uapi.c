@@ -231,6 +231,34 @@ START_TEST(test_init_handle_killpriv_follows_the_policy)
 }
 END_TEST
 
+/* request_timeout: the kernel's own timeout backs the watchdog, past what
+ * a recovery takes; none without request_timeout, or before 7.43 */
+START_TEST(test_init_kernel_request_timeout)
+{
+	struct fuse_init_in in = kernel_init(1);
+	struct rf_mount_policy p = pol(RF_TRANSPORT_AUTO, 1 << 20);
+	struct fuse_init_out out;
+	struct rf_conn_params cp;
+
+	p.start_timeout = 30;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT));
+	ck_assert_uint_eq(out.request_timeout, 0);
+	p.request_timeout = 5;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT);
+	ck_assert_uint_eq(out.request_timeout, 5 + 30 + RF_KERNEL_TIMEOUT_SLACK);
+	ck_assert_uint_eq(cp.kernel_timeout, out.request_timeout);
+	p.request_timeout = 100000;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert_uint_eq(out.request_timeout, UINT16_MAX);
+	in.minor = 42;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT));
+	ck_assert_uint_eq(out.request_timeout, 0);
+}
+END_TEST
+
 START_TEST(test_init_7_46_offers_buffer_pools)
 {
 	struct fuse_init_in in = kernel_init(1);
@@ -414,6 +442,7 @@ static Suite *uapi_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_test(ti, test_init_auto_uring);
 	tcase_add_test(ti, test_init_handle_killpriv_follows_the_policy);
+	tcase_add_test(ti, test_init_kernel_request_timeout);
 	tcase_add_test(ti, test_init_7_46_offers_buffer_pools);
 	tcase_add_test(ti, test_init_zero_copy_follows_the_pools);
 	tcase_add_test(ti, test_init_auto_classic_when_not_offered);
