@@ -152,9 +152,6 @@ struct rf_broker {
 	int exit_status;
 };
 
-/* The kernel's request timeout is the policy's request_timeout plus its
- * start_timeout plus this (seconds). */
-#define RF_KERNEL_TIMEOUT_SLACK 10
 /* init.c: FUSE_INIT negotiation, pure. Returns 0 and fills @out (the reply
  * body) and @cp, or -EPROTO (bad INIT) / -EOPNOTSUPP (transport = uring
  * but the kernel offers no FUSE io-uring), with the reason in cp->why. */

@@ -109,13 +109,20 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	 * watchdog, judging from the kernel's state alone, which a plugin
 	 * cannot write: a request unanswered for its time aborts the whole
 	 * connection (clients get an error, the broker gives the tenant up),
-	 * so it is set past anything a recovery takes: the watchdog's
-	 * request_timeout, a successor's start_timeout, and slack. */
-	if (p->request_timeout && cp->minor >= 43) {
-		uint32_t k = p->request_timeout + p->start_timeout + RF_KERNEL_TIMEOUT_SLACK;
+	 * so by default it is set well past anything a recovery takes: the
+	 * watchdog's request_timeout, a successor's start_timeout, the
+	 * heartbeat's, and a minute. */
+	if (cp->minor >= 43) {
+		uint64_t k = p->kernel_timeout;
 
+		if (k == RF_KERNEL_TIMEOUT_AUTO)
+			k = p->request_timeout
+				    ? (uint64_t)p->request_timeout + p->start_timeout +
+					      p->heartbeat_timeout + RF_KERNEL_TIMEOUT_SLACK
+				    : 0;
 		cp->kernel_timeout = (uint16_t)(k > UINT16_MAX ? UINT16_MAX : k);
-		flags |= FUSE_REQUEST_TIMEOUT;
+		if (cp->kernel_timeout)
+			flags |= FUSE_REQUEST_TIMEOUT;
 	}
 	flags &= offered;
 	flags |= offered & FUSE_INIT_EXT;

@@ -173,6 +173,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("sched_idle", K_FEATURE, sched_idle, 0, 0, 0),
 	MKEY("request_timeout", K_UINT, request_timeout, 1, 65535, 0),
 	MKEY("heartbeat_timeout", K_UINT, heartbeat_timeout, 0, 3600, 0),
+	MKEY("kernel_timeout", K_UINT, kernel_timeout, 0, 65535, 0),
 	MKEY("crash_limit", K_UINT, crash_limit, 1, RF_CRASH_LIMIT_MAX, 0),
 	MKEY("crash_window", K_UINT, crash_window, 1, 86400, 0),
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
@@ -417,6 +418,7 @@ static void mount_defaults(struct rf_mount_policy *m)
 	m->crash_limit = RF_DEFAULT_CRASH_LIMIT;
 	m->crash_window = RF_DEFAULT_CRASH_WINDOW;
 	m->heartbeat_timeout = RF_DEFAULT_HEARTBEAT_TIMEOUT;
+	m->kernel_timeout = RF_KERNEL_TIMEOUT_AUTO;
 	m->default_permissions = true;
 	m->handle_killpriv = true;
 	strcpy(m->user, RF_DEFAULT_USER);
@@ -490,6 +492,15 @@ static void check_mount(struct parser *ps, struct section *sec)
 		perr(ps, line_of(sec, "shared_user"),
 		     "shared_user: a disk limit needs a user of its own (the kernel counts a "
 		     "user's or a project's files, whoever's source they are in)");
+	/* the kernel's timeout aborts the whole connection: it must not strike
+	 * while a worker that held a request is being replaced */
+	if (m->kernel_timeout != RF_KERNEL_TIMEOUT_AUTO && m->kernel_timeout &&
+	    m->kernel_timeout <= m->request_timeout + m->start_timeout)
+		perr(ps, line_of(sec, "kernel_timeout"),
+		     "kernel_timeout: %u s would abort the connection while the watchdog "
+		     "replaces a worker (request_timeout + start_timeout = %u s); more, or 0 "
+		     "for none",
+		     m->kernel_timeout, m->request_timeout + m->start_timeout);
 	if (dynamic && m->group[0])
 		perr(ps, line_of(sec, "group"),
 		     "group: only with a named user (a dynamic user has a group of its own, of "
@@ -769,9 +780,9 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME(restore_nodes) && SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) &&
 	       SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) &&
 	       SAME(sched_idle) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
-	       SAME(crash_limit) && SAME(crash_window) && SAME(allow_other) &&
-	       SAME(default_permissions) && SAME(read_only) && SAME(ownership) &&
-	       SAME(handle_killpriv);
+	       SAME(kernel_timeout) && SAME(crash_limit) && SAME(crash_window) &&
+	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
+	       SAME(ownership) && SAME(handle_killpriv);
 #undef SAME
 #undef SAME_STR
 }

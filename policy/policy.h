@@ -78,6 +78,11 @@ struct rf_mount_policy {
 	 * own (broker/cgroup.c says why) */
 	int sched_idle;
 	uint32_t request_timeout; /* seconds; 0: none */
+	/* seconds the kernel lets a request wait before it aborts the whole
+	 * connection (FUSE_REQUEST_TIMEOUT); 0: none; RF_KERNEL_TIMEOUT_AUTO:
+	 * RF_KERNEL_TIMEOUT_SLACK past request_timeout + start_timeout +
+	 * heartbeat_timeout when request_timeout is set, else none */
+	uint32_t kernel_timeout;
 	uint32_t heartbeat_timeout; /* seconds a worker has to answer PING; 0: none */
 	uint32_t crash_limit; /* deaths within crash_window that end restarts */
 	uint32_t crash_window; /* seconds */
@@ -129,6 +134,8 @@ struct rf_policy {
 #define RF_MAX_WRITE_MAX (1024 * 1024)
 #define RF_QUEUE_DEPTH_MAX 128
 #define RF_DEFAULT_START_TIMEOUT 30
+#define RF_KERNEL_TIMEOUT_AUTO UINT32_MAX
+#define RF_KERNEL_TIMEOUT_SLACK 60
 #define RF_DEFAULT_HEARTBEAT_TIMEOUT 10
 #define RF_DEFAULT_CRASH_LIMIT 5
 #define RF_DEFAULT_CRASH_WINDOW 60

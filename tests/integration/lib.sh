@@ -297,6 +297,37 @@ rf_assert_worker_fds() {
 # symlinks in DIR (on TENANT's mount; made here, mode 1777) while
 # TENANT's worker is SIGKILLed five times; returns once TENANT serves again
 # and the maker has stopped
+# rf_stat_errno PATH [SECONDS]: the errno name a client gets for
+# stat(PATH), or OK (waiting at most SECONDS, 10 by default)
+rf_stat_errno() {
+	timeout "${2:-10}" python3 -c '
+import errno, os, sys
+try:
+    os.stat(sys.argv[1])
+    print("OK")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$1"
+}
+
+# rf_hostile_pair [POLICY LINES...]: a fresh policy and broker with the
+# hostile test plugin as tenant "h" (those lines added) and memfs as "mem"
+rf_hostile_pair() {
+	rf_policy_reset
+	rf_policy h "$BUILD/tests/plugins/hostile.so" "$T/src" "$@"
+	rf_policy mem memfs ""
+	rf_start h mem
+}
+
+# rf_bystander_ok WHAT: the memfs tenant "mem" beside a hostile one still
+# reads back what it is given, runs, and so does the broker, after WHAT
+rf_bystander_ok() {
+	echo "$1" >"$T/mem.mnt/probe" && [ "$(cat "$T/mem.mnt/probe")" = "$1" ] ||
+		rf_fail "the memfs tenant broke after '$1'"
+	[ "$(rf_field mem state)" = running ] ||
+		rf_fail "memfs tenant not running after '$1': $(rf_status 2>&1)"
+	kill -0 "$BROKER_PID" || rf_fail "the broker died after '$1'"
+}
+
 # rf_wait_successor TENANT PID: until a worker other than PID serves
 # TENANT (the worker read first: once a new one exists, "running" is its
 # own; read before, it could still be the dead worker's)

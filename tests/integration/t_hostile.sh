@@ -7,37 +7,12 @@
 rf_setup
 HOSTILE=$BUILD/tests/plugins/hostile.so
 
-# errno name a client gets for stat(PATH), or OK
-client_errno() {
-	timeout 10 python3 -c '
-import errno, os, sys
-try:
-    os.stat(sys.argv[1])
-    print("OK")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, e.errno))' "$1"
-}
-
-bystander_ok() {
-	echo "$1" >"$T/mem.mnt/probe" && [ "$(cat "$T/mem.mnt/probe")" = "$1" ] ||
-		rf_fail "the memfs tenant broke after '$1'"
-	[ "$(rf_field mem state)" = running ] ||
-		rf_fail "memfs tenant not running after '$1': $(rf_status 2>&1)"
-	kill -0 "$BROKER_PID" || rf_fail "the broker died after '$1'"
-}
-
-start_pair() {
-	rf_policy_reset
-	rf_policy h "$HOSTILE" "$T/src"
-	rf_policy mem memfs ""
-	rf_start h mem
-}
 
 rf_log "attacks the kernel refuses: the client sees the errno"
-start_pair
+rf_hostile_pair
 expect() { # NAME ERRNO
 	local got
-	got=$(client_errno "$T/h.mnt/attack-$1")
+	got=$(rf_stat_errno "$T/h.mnt/attack-$1")
 	[ "$got" = "$2" ] || rf_fail "attack $1: client saw $got, want $2"
 	rf_log "  $1 -> $got"
 }
@@ -50,7 +25,7 @@ expect procscan ENOENT    # no other process (the broker, a tenant) is visible
 expect membomb ENOMEM     # RLIMIT_DATA
 expect fdbomb EMFILE      # RLIMIT_NOFILE
 expect threadbomb EAGAIN  # pids_max by default: 64 beyond the queues
-got=$(client_errno "$T/h.mnt/attack-oversize")
+got=$(rf_stat_errno "$T/h.mnt/attack-oversize")
 case $got in EIO | EINVAL | EPROTO) rf_log "  oversize reply -> $got" ;;
 *) rf_fail "a reply of the wrong size gave the client $got" ;; esac
 expect ring_openat EINPROGRESS
@@ -95,7 +70,7 @@ rf_log "nodev and nosuid hold for what the plugin presents"
 opts=$(awk -v mp="$T/h.mnt" '$5 == mp { print $6 }' /proc/self/mountinfo)
 case ",$opts," in *,nosuid,*nodev,* | *,nodev,*nosuid,*) ;; *) rf_fail "mount options: $opts" ;; esac
 [ "$(rf_field h state)" = running ] || rf_fail "hostile worker died from refused attacks"
-bystander_ok refused
+rf_bystander_ok refused
 
 # zero copy (Linux 7.3): "zcfile" is opened RF_OPEN_FD_IO, so its reads come
 # with the client's pages in the entry's buffer slot (hostile.c, zc_attack)
@@ -131,7 +106,7 @@ EOF
 	attack bad40 -22 "ADD_BUFPOOL of its own memory"
 	attack bad48 -22 "ADD_BUFPOOL of a zero-copy slot"
 	[ "$(rf_field h state)" = running ] || rf_fail "the zero-copy attacks stopped the tenant"
-	bystander_ok zero-copy
+	rf_bystander_ok zero-copy
 	# a REGISTER naming a buffer other than the pool is refused, and then
 	# the kernel turns io-uring off for that connection: the hostile
 	# tenant's own client waits until the connection ends (rf_stop);
@@ -139,7 +114,7 @@ EOF
 	stat "$T/h.mnt/attack-register_foreign" >/dev/null 2>&1 &
 	EXTRA_PIDS+=($!)
 	attack bad50 -22 "REGISTER with a zero-copy slot for its payload"
-	bystander_ok register_foreign
+	rf_bystander_ok register_foreign
 else
 	rf_log "zero copy: off here ($(rf_field h buffers) buffers, Linux $(uname -r)); make check-vm attacks it"
 fi
@@ -154,19 +129,19 @@ pool_attack() { # NAME
 	rf_policy h "$HOSTILE" "$T/src" "request_timeout = 1" "heartbeat_timeout = 2"
 	rf_policy mem memfs ""
 	rf_start h mem
-	client_errno "$T/h.mnt/attack-$1" >/dev/null
+	rf_stat_errno "$T/h.mnt/attack-$1" >/dev/null
 	for i in $(seq 50); do [ "$(rf_field h crashes)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
 	[ "$(rf_field h crashes)" -ge 1 ] || rf_fail "pool attack $1: the worker was not stopped"
 	grep -q "h: killing worker [0-9]*: pool: " "$T/broker.log" ||
 		rf_fail "pool attack $1: the broker did not say what was wrong with the pool"
 	rf_wait_state h running
-	[ "$(client_errno "$T/h.mnt/suid")" = OK ] || rf_fail "pool attack $1: the successor does not serve"
+	[ "$(rf_stat_errno "$T/h.mnt/suid")" = OK ] || rf_fail "pool attack $1: the successor does not serve"
 	# what the dead worker wrote is not held against its successor (the
 	# broker checks the pool once a second)
 	sleep 3
 	[ "$(rf_field h crashes)" = 1 ] ||
 		rf_fail "pool attack $1: the successor was killed too ($(rf_field h crashes) deaths)"
-	bystander_ok "pool $1"
+	rf_bystander_ok "pool $1"
 	rf_log "  $1 -> $(grep -o "killing worker [0-9]*: pool: .*" "$T/broker.log" | head -1)"
 	rf_stop
 }
@@ -179,8 +154,8 @@ pool_attack pool_fuzz
 rf_log "attacks seccomp traps: SIGSYS, the call named in the log"
 fatal() { # NAME SYSCALL|- MESSAGE [race]
 	local name=$1 sc=$2 msg=$3 race=${4:-} got i
-	start_pair
-	got=$(client_errno "$T/h.mnt/attack-$name")
+	rf_hostile_pair
+	got=$(rf_stat_errno "$T/h.mnt/attack-$name")
 	# a trapped call never returns, so the client's request is aborted; an
 	# IPC attack returns at once and races the broker's kill
 	case $got in
@@ -196,7 +171,7 @@ fatal() { # NAME SYSCALL|- MESSAGE [race]
 	fi
 	grep -q "h: worker $msg" "$T/broker.log" || grep -q "h: killing worker [0-9]*: $msg" "$T/broker.log" ||
 		rf_fail "attack $name: no '$msg' in the log"
-	bystander_ok "$name"
+	rf_bystander_ok "$name"
 	rf_log "  $name -> ${sc/-/killed}: $msg"
 	rf_stop
 }
@@ -236,13 +211,13 @@ fi
 fatal x32 - "$SYS"
 # a reply for another id: the framework sends it under the id recorded
 # at fetch, so the real request is answered, and says what the plugin did
-start_pair
-got=$(client_errno "$T/h.mnt/attack-badunique")
+rf_hostile_pair
+got=$(rf_stat_errno "$T/h.mnt/attack-badunique")
 [ "$got" = ENOENT ] || rf_fail "badunique: the client got $got"
 grep -q "h: worker: queue [0-9]*: the plugin changed request [0-9]*'s id to [0-9]* (LOOKUP): answered under the id recorded" "$T/broker.log" ||
 	rf_fail "badunique: the worker did not say what the plugin did"
 [ "$(rf_field h crashes)" = 0 ] || rf_fail "badunique: $(rf_status h)"
-bystander_ok badunique
+rf_bystander_ok badunique
 rf_log "  badunique -> answered under the recorded id: $got"
 rf_stop
 fatal ipc_garbage - "malformed message" race

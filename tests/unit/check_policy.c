@@ -62,6 +62,7 @@ START_TEST(test_good_full)
 	ck_assert_int_eq(p->mounts[1].ownership, RF_OWN_XATTR);
 	ck_assert_uint_eq(p->mounts[1].request_timeout, 0);
 	ck_assert_uint_eq(p->mounts[1].heartbeat_timeout, RF_DEFAULT_HEARTBEAT_TIMEOUT);
+	ck_assert_uint_eq(p->mounts[1].kernel_timeout, RF_KERNEL_TIMEOUT_AUTO);
 	ck_assert_uint_eq(p->mounts[1].max_file_size, 0);
 	ck_assert_str_eq(rf_policy_seccomp_path(p, &p->mounts[1]), p->seccomp_policy);
 	m = &p->mounts[1];
@@ -128,6 +129,9 @@ static const struct {
 	{ "bad_transport.policy", 4, "transport: expected auto, uring or classic" },
 	{ "bad_depth.policy", 4, "queue_depth: 0 is out of range" },
 	{ "bad_heartbeat.policy", 4, "heartbeat_timeout: 3601 is out of range 0..3600" },
+	{ "bad_kernel_timeout.policy", 6,
+	  "kernel_timeout: 25 s would abort the connection while the watchdog replaces a worker "
+	  "(request_timeout + start_timeout = 25 s)" },
 	{ "bad_ownership.policy", 5, "ownership: xattr needs default_permissions = yes" },
 	{ "bad_ownership_value.policy", 4, "ownership: expected tenant or xattr, got 'root'" },
 	{ "bad_bool.policy", 4, "allow_other: expected yes or no" },

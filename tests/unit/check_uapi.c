@@ -231,8 +231,9 @@ START_TEST(test_init_handle_killpriv_follows_the_policy)
 }
 END_TEST
 
-/* request_timeout: the kernel's own timeout backs the watchdog, past what
- * a recovery takes; none without request_timeout, or before 7.43 */
+/* request_timeout: the kernel's own timeout backs the watchdog, well past
+ * what a recovery takes; the policy's kernel_timeout says otherwise; none
+ * before 7.43 */
 START_TEST(test_init_kernel_request_timeout)
 {
 	struct fuse_init_in in = kernel_init(1);
@@ -241,17 +242,28 @@ START_TEST(test_init_kernel_request_timeout)
 	struct rf_conn_params cp;
 
 	p.start_timeout = 30;
+	p.heartbeat_timeout = 10;
+	p.kernel_timeout = RF_KERNEL_TIMEOUT_AUTO;
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
 	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT));
 	ck_assert_uint_eq(out.request_timeout, 0);
 	p.request_timeout = 5;
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
 	ck_assert(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT);
-	ck_assert_uint_eq(out.request_timeout, 5 + 30 + RF_KERNEL_TIMEOUT_SLACK);
+	ck_assert_uint_eq(out.request_timeout, 5 + 30 + 10 + RF_KERNEL_TIMEOUT_SLACK);
 	ck_assert_uint_eq(cp.kernel_timeout, out.request_timeout);
-	p.request_timeout = 100000;
+	p.request_timeout = 65535;
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
 	ck_assert_uint_eq(out.request_timeout, UINT16_MAX);
+	/* the policy's own, or none */
+	p.kernel_timeout = 7;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert_uint_eq(out.request_timeout, 7);
+	p.kernel_timeout = 0;
+	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
+	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT));
+	ck_assert_uint_eq(out.request_timeout, 0);
+	p.kernel_timeout = 7;
 	in.minor = 42;
 	ck_assert_int_eq(rf_init_negotiate(&in, &p, 256, &out, &cp), 0);
 	ck_assert(!(((uint64_t)out.flags2 << 32) & FUSE_REQUEST_TIMEOUT));
