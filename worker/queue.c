@@ -43,7 +43,8 @@ static __thread struct rf_queue *cur_queue;
  * commands' ids: plugin code that ran on this thread after a commit was
  * queued (the next request of a batch) may have written the header, and
  * a header whose id differs from its command's only by the interrupt bit
- * trips a kernel WARN. No plugin code runs on this thread between this
+ * trips a kernel WARN (through /dev/fuse, leaves its request waiting for
+ * good). No plugin code runs on this thread between this
  * and the system call; plugin code on another queue's thread still can
  * (the README's threat model).
  */
@@ -56,6 +57,13 @@ void rf_queue_restamp(struct io_uring *ring)
 		const struct fuse_uring_cmd_req *cmd = rf_sqe_cmd(sqe);
 		struct rf_req *req;
 
+		if ((sqe->user_data & RF_TAG_MASK) == RF_TAG_CWRITE) {
+			/* a classic reply: the kernel finds its request by the
+			 * header's id alone, and takes an odd one for an
+			 * INTERRUPT's answer, leaving the request waiting */
+			((struct fuse_out_header *)(uintptr_t)sqe->addr)->unique &= ~1ULL;
+			continue;
+		}
 		if (sqe->opcode != IORING_OP_URING_CMD ||
 		    sqe->cmd_op != FUSE_IO_URING_CMD_COMMIT_AND_FETCH ||
 		    (sqe->user_data & RF_TAG_MASK) != RF_TAG_CMD)

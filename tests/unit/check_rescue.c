@@ -404,6 +404,25 @@ START_TEST(test_restamp_before_submit)
 }
 END_TEST
 
+/* the same for a classic reply: its header's id never goes out odd */
+START_TEST(test_restamp_classic_reply)
+{
+	static char buf[4096];
+	struct fuse_out_header *oh = (struct fuse_out_header *)(void *)buf;
+
+	slot(3, 70, FUSE_LOOKUP, RF_SLOT_FETCHED);
+	memcpy(&reqs[3].in, hdrs[3].in_out, sizeof(reqs[3].in));
+	reqs[3].classic = true;
+	reqs[3].payload = buf + sizeof(*oh);
+	reqs[3].state = RQ_PLUGIN;
+	rf_queue_commit(&reqs[3]);
+	ck_assert_uint_eq(oh->unique, 70);
+	oh->unique = 71;
+	rf_queue_restamp(&q.ring);
+	ck_assert_uint_eq(oh->unique, 70);
+}
+END_TEST
+
 /* a reply under a changed id goes out under the recorded one */
 START_TEST(test_reply_under_the_recorded_id)
 {
@@ -441,6 +460,7 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_inherited_entry_fetches_into_an_adopted_slot);
 	tcase_add_test(tc, test_adoption_writes_nothing_over_an_inherited_fetch);
 	tcase_add_test(tc, test_restamp_before_submit);
+	tcase_add_test(tc, test_restamp_classic_reply);
 	tcase_add_test(tc, test_reply_under_the_recorded_id);
 	suite_add_tcase(s, tc);
 	return s;
