@@ -183,42 +183,53 @@ static void account(struct rf_req *req)
  * the kernel's interrupt reply (through /dev/fuse the kernel takes one as
  * the answer to the INTERRUPT and leaves the request waiting for good;
  * through io-uring it trips a kernel WARN). A plugin that changed the
- * working copy is overruled, and said so; where the record is what it
- * spoiled, the working copy stands in; where both are odd or zero the
- * worker ends before anything goes out (then the kernel's request
+ * working copy is overruled, and said so; where it spoiled the record too,
+ * the working copy stands in, and where both, the id as the kernel
+ * delivered it in the slot's buffer; only where all three are spoiled
+ * does the worker end before anything goes out (then the kernel's request
  * timeout, broker/init.c, ends what waits for good). The README's threat
  * model says what is left.
  */
-static bool request_id(uint64_t id)
+static uint64_t delivered_id(const struct rf_req *req)
 {
-	return id && !(id & 1);
+	const struct fuse_in_header *in =
+		req->classic ? (const void *)(req->payload - RF_CLASSIC_PREFIX)
+			     : (const void *)((const struct fuse_uring_req_header *)(const void *)
+						      req->hdr)
+				       ->in_out;
+
+	return in->unique;
 }
 
 static void check_reply_id(struct rf_req *req)
 {
-	uint64_t rec = __atomic_load_n(&req->ss->commit_id, __ATOMIC_RELAXED);
+	uint64_t rec = __atomic_load_n(&req->ss->commit_id, __ATOMIC_RELAXED), id;
+	const char *whose;
 
-	if (req->in.unique == rec && request_id(rec))
+	if (req->in.unique == rec && rf_request_id(rec))
 		return;
-	if (request_id(rec)) {
-		log_warnx("queue %u: the plugin changed request %llu's id to %llu (%s): answered "
-			  "under the id recorded",
-			  req->q->qid, (unsigned long long)rec, (unsigned long long)req->in.unique,
-			  rf_op_name(req->in.opcode));
-		req->in.unique = rec;
-		return;
+	if (rf_request_id(rec)) {
+		id = rec;
+		whose = "recorded";
+	} else if (rf_request_id(req->in.unique)) {
+		id = req->in.unique;
+		whose = "of the request (its record was spoiled)";
+	} else if (rf_request_id(id = delivered_id(req))) {
+		whose = "the kernel delivered (both records were spoiled)";
+	} else {
+		fatalx("queue %u: slot %u's request id is %llu, recorded %llu (%s): the plugin "
+		       "wrote the framework's records; giving up",
+		       req->q->qid, req->idx, (unsigned long long)req->in.unique,
+		       (unsigned long long)rec, rf_op_name(req->in.opcode));
 	}
-	if (request_id(req->in.unique)) {
-		log_warnx("queue %u: slot %u's record of request %llu says %llu (%s): the plugin "
-			  "wrote the pool",
-			  req->q->qid, req->idx, (unsigned long long)req->in.unique,
-			  (unsigned long long)rec, rf_op_name(req->in.opcode));
-		return;
-	}
-	fatalx("queue %u: slot %u's request id is %llu, recorded %llu (%s): the plugin wrote "
-	       "the framework's records; giving up",
-	       req->q->qid, req->idx, (unsigned long long)req->in.unique, (unsigned long long)rec,
-	       rf_op_name(req->in.opcode));
+	log_warnx("queue %u: the plugin changed request %llu's ids to %llu and %llu (%s): "
+		  "answered under the id %s",
+		  req->q->qid, (unsigned long long)id, (unsigned long long)req->in.unique,
+		  (unsigned long long)rec, rf_op_name(req->in.opcode), whose);
+	req->in.unique = id;
+	/* what a successor adopts, should this worker die before the commit */
+	if (rec != id)
+		__atomic_store_n(&req->ss->commit_id, id, __ATOMIC_RELAXED);
 }
 
 void rf_queue_commit(struct rf_req *req)

@@ -65,6 +65,13 @@ void rf_queue_reap(struct rf_queue *q);
 /* rescue.c */
 void rf_rescue(struct rf_queue *q);
 void rf_adopt(struct rf_req *req);
+/* Whether @id can be a request's: FUSE numbers requests with even ids
+ * (an odd one is the interrupt reply's), never 0. */
+static inline bool rf_request_id(uint64_t id)
+{
+	return id && !(id & 1);
+}
+
 /* Stamp the reply headers of the commits queued on @ring and not yet
  * submitted with their commands' ids (queue.c says why). */
 void rf_queue_restamp(struct io_uring *ring);

@@ -112,6 +112,26 @@ void rf_adopt(struct rf_req *req)
 	struct fuse_in_header in;
 	struct io_uring_sqe *sqe;
 
+	/* a record no worker playing by the rules leaves (an odd or zero
+	 * id: a commit under it would trip a kernel WARN, or find nothing):
+	 * the request the kernel delivered into the slot stands in, if the
+	 * slot still shows one, else nothing is adopted */
+	memcpy(&in, h->in_out, sizeof(in));
+	if (!rf_request_id(req->ss->commit_id)) {
+		if (state != RF_SLOT_FETCHED || !rf_request_id(in.unique)) {
+			log_warnx("queue %u slot %u: its record names request %llu, no request's "
+				  "id: not adopted",
+				  q->qid, req->idx, (unsigned long long)req->ss->commit_id);
+			__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
+			rf_register_or_reserve(req);
+			return;
+		}
+		log_warnx("queue %u slot %u: its record names request %llu: adopting request %llu, "
+			  "which the kernel delivered there",
+			  q->qid, req->idx, (unsigned long long)req->ss->commit_id,
+			  (unsigned long long)in.unique);
+		req->ss->commit_id = in.unique;
+	}
 	/* An inherited entry (rescue) may have fetched into this slot since
 	 * the last reap: reap, and write nothing into a slot it took. No
 	 * system call comes between this reap and the writes below, so the
@@ -121,10 +141,10 @@ void rf_adopt(struct rf_req *req)
 		if (req->state != RQ_IDLE)
 			return;
 		state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
+		memcpy(&in, h->in_out, sizeof(in));
 	}
 	req->adopting = true;
 	req->in.unique = req->ss->commit_id;
-	memcpy(&in, h->in_out, sizeof(in));
 	/* not a zero-copied READ: its client pages were registered in the
 	 * dead worker's ring, which went with it; and once only: a request
 	 * that killed the worker that ran it again may kill every worker

@@ -214,7 +214,7 @@ fatal x32 - "$SYS"
 rf_hostile_pair
 got=$(rf_stat_errno "$T/h.mnt/attack-badunique")
 [ "$got" = ENOENT ] || rf_fail "badunique: the client got $got"
-grep -q "h: worker: queue [0-9]*: the plugin changed request [0-9]*'s id to [0-9]* (LOOKUP): answered under the id recorded" "$T/broker.log" ||
+grep -q "h: worker: queue [0-9]*: the plugin changed request [0-9]*'s ids to [0-9]* and [0-9]* (LOOKUP): answered under the id recorded" "$T/broker.log" ||
 	rf_fail "badunique: the worker did not say what the plugin did"
 [ "$(rf_field h crashes)" = 0 ] || rf_fail "badunique: $(rf_status h)"
 rf_bystander_ok badunique

@@ -404,6 +404,45 @@ START_TEST(test_restamp_before_submit)
 }
 END_TEST
 
+/* both records spoiled: the id the kernel delivered into the slot */
+START_TEST(test_reply_under_the_delivered_id)
+{
+	uint32_t op;
+
+	slot(2, 62, FUSE_LOOKUP, RF_SLOT_FETCHED);
+	memcpy(&reqs[2].in, hdrs[2].in_out, sizeof(reqs[2].in));
+	reqs[2].state = RQ_PLUGIN;
+	reqs[2].in.unique = 63;
+	slots[2].commit_id = 65;
+	rf_queue_commit(&reqs[2]);
+	ck_assert_uint_eq(queued(&op)->commit_id, 62);
+	ck_assert_uint_eq(answer_in(2).unique, 62);
+	ck_assert_uint_eq(slots[2].commit_id, 62); /* what a successor adopts */
+	ck_assert_ptr_nonnull(strstr(last_line, "the kernel delivered"));
+}
+END_TEST
+
+/* a successor adopts what the kernel delivered where the record is odd,
+ * and nothing where the slot shows no request either */
+START_TEST(test_adopt_a_spoiled_record)
+{
+	uint32_t op;
+
+	slot(0, 80, FUSE_WRITE, RF_SLOT_FETCHED);
+	slots[0].commit_id = 81;
+	rf_adopt(&reqs[0]);
+	ck_assert_uint_eq(queued(&op)->commit_id, 80);
+	ck_assert_uint_eq(answer_in(0).unique, 80);
+	ck_assert_int_eq(answer_in(0).error, -EIO);
+	slot(1, 0, FUSE_WRITE, RF_SLOT_ANSWERED);
+	slots[1].commit_id = 91;
+	rf_adopt(&reqs[1]);
+	ck_assert(!reqs[1].adopting);
+	ck_assert_uint_eq(slots[1].state, RF_SLOT_NONE);
+	ck_assert_ptr_nonnull(strstr(last_line, "not adopted"));
+}
+END_TEST
+
 /* the same for a classic reply: its header's id never goes out odd */
 START_TEST(test_restamp_classic_reply)
 {
@@ -435,7 +474,7 @@ START_TEST(test_reply_under_the_recorded_id)
 	rf_queue_commit(&reqs[2]);
 	ck_assert_uint_eq(queued(&op)->commit_id, 60);
 	ck_assert_uint_eq(answer_in(2).unique, 60);
-	ck_assert_ptr_nonnull(strstr(last_line, "changed request 60's id to 61"));
+	ck_assert_ptr_nonnull(strstr(last_line, "changed request 60's ids to 61 and 60"));
 }
 END_TEST
 
@@ -461,6 +500,8 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_adoption_writes_nothing_over_an_inherited_fetch);
 	tcase_add_test(tc, test_restamp_before_submit);
 	tcase_add_test(tc, test_restamp_classic_reply);
+	tcase_add_test(tc, test_reply_under_the_delivered_id);
+	tcase_add_test(tc, test_adopt_a_spoiled_record);
 	tcase_add_test(tc, test_reply_under_the_recorded_id);
 	suite_add_tcase(s, tc);
 	return s;
