@@ -174,6 +174,11 @@ uint32_t rf_possible_cpus(void);
 
 /* pool.c */
 int rf_pool_create(struct rf_tenant *t);
+/* The mount's fixed pool address; map @t's pool memfd there (t->pool):
+ * 0, or -errno (-EEXIST: placed elsewhere). Bytes of @t's state memfd. */
+void *rf_pool_addr(const struct rf_tenant *t);
+int rf_pool_map(struct rf_tenant *t);
+uint64_t rf_pool_state_bytes(const struct rf_tenant *t);
 void rf_pool_destroy(struct rf_tenant *t);
 /* (Re)write the pool's header from the broker's records: at creation, and
  * before each worker starts, so that no successor reads what a dead worker

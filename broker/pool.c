@@ -16,9 +16,35 @@
 #include "msg.h"
 #include "log.h"
 
+uint64_t rf_pool_state_bytes(const struct rf_tenant *t)
+{
+	return rf_restore_bytes(t->pol.restore_nodes) + t->pol.state_size;
+}
+
+void *rf_pool_addr(const struct rf_tenant *t)
+{
+	return (void *)(uintptr_t)(RF_POOL_BASE + (uint64_t)t->index * RF_POOL_STRIDE);
+}
+
+int rf_pool_map(struct rf_tenant *t)
+{
+	void *want = rf_pool_addr(t);
+	void *p = mmap(want, t->geom.total_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_FIXED_NOREPLACE, t->pool_fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != want) {
+		/* kernels before 4.17 ignore MAP_FIXED_NOREPLACE */
+		munmap(p, t->geom.total_size);
+		return -EEXIST;
+	}
+	t->pool = p;
+	return 0;
+}
+
 int rf_pool_create(struct rf_tenant *t)
 {
-	void *want, *p;
 	uint32_t q, bufs = 0;
 	int r;
 
@@ -61,25 +87,16 @@ int rf_pool_create(struct rf_tenant *t)
 		log_warn("%s: size the pool", t->pol.name);
 		goto close_fd;
 	}
-	want = (void *)(uintptr_t)(RF_POOL_BASE + (uint64_t)t->index * RF_POOL_STRIDE);
-	p = mmap(want, t->geom.total_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
-		 t->pool_fd, 0);
-	if (p == MAP_FAILED) {
-		r = -errno;
-		log_warn("%s: map the pool at %p", t->pol.name, want);
-		goto close_fd;
-	}
-	if (p != want) {
-		/* kernels before 4.17 ignore MAP_FIXED_NOREPLACE */
-		munmap(p, t->geom.total_size);
-		log_warnx("%s: the pool could not be placed at %p", t->pol.name, want);
-		r = -EEXIST;
+	r = rf_pool_map(t);
+	if (r < 0) {
+		log_warnx("%s: map the pool at %p: %s", t->pol.name, rf_pool_addr(t),
+			  r == -EEXIST ? "placed elsewhere" : strerror(-r));
 		goto close_fd;
 	}
 	/* the plugin's state: kept for the mount's life, every generation
 	 * maps it; the broker never reads it */
 	if (t->pol.state_size || t->pol.restore_nodes) {
-		off_t size = (off_t)(rf_restore_bytes(t->pol.restore_nodes) + t->pol.state_size);
+		off_t size = (off_t)rf_pool_state_bytes(t);
 
 		t->state_fd = memfd_create("ringfence-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 		if (t->state_fd < 0 || ftruncate(t->state_fd, size) < 0 ||
@@ -87,17 +104,17 @@ int rf_pool_create(struct rf_tenant *t)
 			    0) {
 			r = -errno;
 			log_warn("%s: make the plugin's state", t->pol.name);
-			munmap(p, t->geom.total_size);
+			munmap(t->pool, t->geom.total_size);
+			t->pool = NULL;
 			if (t->state_fd >= 0)
 				close(t->state_fd);
 			t->state_fd = -1;
 			goto close_fd;
 		}
 	}
-	t->pool = p;
 	rf_pool_write_header(t);
 	for (q = 0; q < t->geom.nqueues; q++)
-		memset(rf_pool_stats(p, q), 0, sizeof(struct rf_queue_stats));
+		memset(rf_pool_stats(t->pool, q), 0, sizeof(struct rf_queue_stats));
 	return 0;
 close_fd:
 	close(t->pool_fd);

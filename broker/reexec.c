@@ -410,29 +410,20 @@ static int take_fd(int fd, const char *what, mode_t type, off_t size, char *why,
 /* One tenant of the state; NULL, or why it cannot be served on. */
 static const char *adopt_tenant(struct rf_tenant *t, char *why, size_t len)
 {
-	void *want, *p;
+	int r;
 
 	why[0] = '\0';
 	t->fuse_fd = take_fd(t->fuse_fd, "/dev/fuse", S_IFCHR, -1, why, len);
 	t->pool_fd = take_fd(t->pool_fd, "pool", S_IFREG, (off_t)t->geom.total_size, why, len);
-	t->state_fd = take_fd(t->state_fd, "state", S_IFREG,
-			      (off_t)(rf_restore_bytes(t->pol.restore_nodes) + t->pol.state_size),
-			      why, len);
+	t->state_fd =
+		take_fd(t->state_fd, "state", S_IFREG, (off_t)rf_pool_state_bytes(t), why, len);
 	t->ipc_fd = take_fd(t->ipc_fd, "worker socket", S_IFSOCK, -1, why, len);
 	if (why[0])
 		return why;
-	if (t->pool_fd >= 0) {
-		want = (void *)(uintptr_t)(RF_POOL_BASE + (uint64_t)t->index * RF_POOL_STRIDE);
-		p = mmap(want, t->geom.total_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED_NOREPLACE, t->pool_fd, 0);
-		if (p != want) {
-			snprintf(why, len, "map its pool at %p: %s", want,
-				 p == MAP_FAILED ? strerror(errno) : "placed elsewhere");
-			if (p != MAP_FAILED)
-				munmap(p, t->geom.total_size);
-			return why;
-		}
-		t->pool = p;
+	if (t->pool_fd >= 0 && (r = rf_pool_map(t)) < 0) {
+		snprintf(why, len, "map its pool at %p: %s", rf_pool_addr(t),
+			 r == -EEXIST ? "placed elsewhere" : strerror(-r));
+		return why;
 	}
 	if (t->ipc_fd >= 0) {
 		t->ipc_ev =
