@@ -133,6 +133,7 @@ struct rf_broker {
 	unsigned int handovers; /* times this broker re-executed itself */
 	/* reexec.c: an upgrade-broker waiting for the tenants to settle */
 	bool hov_pending;
+	bool hov_waited; /* "waiting until ..." said */
 	struct bufferevent *hov_conn; /* the control peer to answer, or NULL (SIGUSR2) */
 	struct event *hov_ev;
 	uint64_t hov_deadline_ns;

@@ -310,6 +310,12 @@ static void tick(int fd, short what, void *arg)
 		reexec(b);
 		return;
 	}
+	/* said at the first tick, not at the request: by now the asking
+	 * peer is known (b->hov_conn) and not counted as another */
+	if (!b->hov_waited) {
+		log_info("upgrade-broker: waiting until no tenant is between states (%s)", why);
+		b->hov_waited = true;
+	}
 	if (rf_now_ns() > b->hov_deadline_ns)
 		finish(b, "gave up after %d s: %s", RF_REEXEC_WAIT, why);
 }
@@ -317,20 +323,18 @@ static void tick(int fd, short what, void *arg)
 int rf_reexec_request(struct rf_broker *b, char *why, size_t len)
 {
 	struct timeval tv = { .tv_usec = RF_REEXEC_TICK_MS * 1000 };
-	char what[256];
 
 	if (b->hov_pending) {
 		snprintf(why, len, "a broker upgrade is under way");
 		return -EBUSY;
 	}
 	b->hov_pending = true;
+	b->hov_waited = false;
 	b->hov_deadline_ns = rf_now_ns() + RF_REEXEC_WAIT * 1000000000ULL;
 	rf_control_pause(b, true);
 	b->hov_ev = event_new(b->base, -1, EV_PERSIST, tick, b);
 	if (!b->hov_ev || event_add(b->hov_ev, &tv) < 0)
 		fatalx("event_new");
-	if (busy(b, what, sizeof(what)))
-		log_info("upgrade-broker: waiting until no tenant is between states (%s)", what);
 	return 0;
 }
 
