@@ -18,7 +18,9 @@
 # file recorded for a successor)
 # and no-pin (as uring, queue threads not bound to their CPUs) and
 # private-payload (as uring, request payloads in the worker's private
-# memory instead of the shared pool, file data by pread/pwrite). Every
+# memory instead of the shared pool, file data by pread/pwrite) and
+# baseline (as uring, served by the build in the directory BASELINE, of
+# another commit: the cost of a change, side by side). Every
 # peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
 # the server, which an untrusted one never has) and default_permissions,
 # as every ringfence mount has.
@@ -29,7 +31,8 @@
 # each cell is the median of ROUNDS runs with min-max and the ratio to the
 # uring cell; the comparison table gives ringfence / peer as the ratio of
 # medians with the range of the per-round ratios. Server CPU: the serving
-# process's user + system time per GiB moved or per operation. Also:
+# processes' user + system time per GiB moved or per operation (a
+# ringfence worker's keeper and plugin host together). Also:
 # memory of an idle mount, and 4 KiB random-read IOPS (numjobs=8) against
 # queue_depth (QDS).
 #
@@ -42,6 +45,7 @@
 # restores it. Knobs: ROUNDS (3), RUNTIME (seconds per fio run, 4), SIZE
 # (per fio job, 256M), QD_SIZE (per job of the queue_depth runs, 64M),
 # FILES (10000), TARGETS, WORKLOADS, QDS ("1 2 4 8 16"; "" skips them), BUSY,
+# BASELINE,
 # PERF (a directory: each fio run's server is recorded there with `perf
 # record -g`, as TARGET.WORKLOAD.ROUND.data, with a symbol summary .txt).
 set -euo pipefail
@@ -146,6 +150,8 @@ MEM="worker_rss_kib=$(kib "$W" VmRSS) worker_anon_kib=$(kib "$W" RssAnon)"
 MEM="$MEM worker_file_kib=$(kib "$W" RssFile) worker_shmem_kib=$(kib "$W" RssShmem)"
 MEM="$MEM pool_kib=$pool_kib pool_touched_by_worker_kib=$pool_rss_kib"
 MEM="$MEM pinned_kib=$(kib "${BROKERS[-1]}" VmPin)"
+H=$(cat "/proc/$W/task/$W/children")
+MEM="$MEM host_rss_kib=$(kib "$H" VmRSS) host_anon_kib=$(kib "$H" RssAnon)"
 stop_broker "${BROKERS[-1]}"
 unset 'BROKERS[-1]'
 say "idle mount: $MEM"
@@ -170,6 +176,17 @@ for t in $UNSAFE; do
 	policy "$T/$t.policy" "$T/$t.sock" "$(tenant "$t" transport=uring)"
 	start "$t" 1 "--bench-unsafe=$t"
 done
+# baseline: as uring, served by another build (BASELINE: its build
+# directory, e.g. of an earlier commit), on a broker of its own
+if has baseline; then
+	[ -x "${BASELINE:-}/ringfenced" ] ||
+		{ echo "bench: TARGETS names baseline: set BASELINE to a build directory" >&2; exit 1; }
+	policy "$T/baseline.policy" "$T/baseline.sock" "$(tenant baseline transport=uring)"
+	start_broker "$BASELINE/ringfencectl" "$T/baseline.sock" 1 "$BASELINE/ringfenced" \
+		"$T/baseline.policy" "$T/baseline.log" || { cat "$T/baseline.log" >&2; exit 1; }
+	BROKERS+=("$BROKER")
+	say "baseline: $BASELINE ($(git -C "$BASELINE/.." rev-parse --short HEAD 2>/dev/null || echo ?))"
+fi
 # the peers, each as root in the foreground; default_permissions as every
 # ringfence mount has it (the kernel checks permissions, which costs a
 # GETATTR of the parent per create and unlink)
@@ -203,7 +220,7 @@ server_pid() {
 	qd8) field "$T/main.sock" uring worker ;;
 	*)
 		# a broker of its own (UNSAFE), or a tenant of the main one
-		if [[ " $UNSAFE " == *" $1 "* ]]; then
+		if [[ " $UNSAFE baseline " == *" $1 "* ]]; then
 			field "$T/$1.sock" "$1" worker
 		else
 			field "$T/main.sock" "$1" worker
@@ -211,7 +228,20 @@ server_pid() {
 		;;
 	esac
 }
-cpu_ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" || echo 0; }
+# ... and with the processes it started: a ringfence worker's plugin host
+server_pids() {
+	local p
+	p=$(server_pid "$1")
+	[ -z "$p" ] || echo "$p" $(cat "/proc/$p/task/$p/children" 2>/dev/null)
+}
+# user + system ticks of the processes named (a space-separated list)
+cpu_ticks() {
+	local p t=0
+	for p in $1; do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo $t
+}
 
 # ---- workloads ----
 declare -A FIO=(
@@ -228,10 +258,10 @@ printf 'round\tworkload\ttarget\tvalue\tunit\tcpu_s\tbytes\tops\n' >"$RAW"
 # bytes, operations
 run_fio() {
 	local t=$1 w=$2 jobs=$3 size=$4 pid c0 c1 rec="" perf_pid=""
-	pid=$(server_pid "$t")
+	pid=$(server_pids "$t")
 	if [ -n "$PERF" ] && [ -n "$pid" ]; then
 		rec=$PERF/$t.$w.${ROUND:-0}
-		perf record -q -e cpu-clock -g -p "$pid" -o "$rec.data" 2>/dev/null &
+		perf record -q -e cpu-clock -g -p "${pid// /,}" -o "$rec.data" 2>/dev/null &
 		perf_pid=$!
 	fi
 	c0=$(cpu_ticks "$pid")
@@ -261,13 +291,15 @@ EOP
 # run_meta TARGET ROUND: FILES creates (O_CREAT + close), then stats, then
 # unlinks, each timed with the server's CPU; one raw line each
 run_meta() {
-	python3 - "$(dir_of "$1")/meta" "$FILES" "$(server_pid "$1")" "$(getconf CLK_TCK)" "$2" "$1" <<'EOP'
+	python3 - "$(dir_of "$1")/meta" "$FILES" "$(server_pids "$1")" "$(getconf CLK_TCK)" "$2" "$1" <<'EOP'
 import os, sys, time
-d, n, pid, hz, rnd, target = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+d, n, pids, hz, rnd, target = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 def ticks():
-    if not pid: return 0
-    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
-    return int(f[11]) + int(f[12])
+    t = 0
+    for pid in pids:
+        f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+        t += int(f[11]) + int(f[12])
+    return t
 os.makedirs(d, exist_ok=True)
 names = ["%s/f%d" % (d, i) for i in range(n)]
 def create(p): os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o644))

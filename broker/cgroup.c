@@ -281,7 +281,8 @@ uint32_t rf_cgroup_pids_max(const struct rf_tenant *t)
 {
 	if (t->pol.pids_max)
 		return t->pol.pids_max;
-	return RF_DEFAULT_PIDS_SPARE + (t->b ? t->b->nqueues : 1);
+	/* a thread per queue in each of the worker's two processes */
+	return RF_DEFAULT_PIDS_SPARE + 2 * (t->b ? t->b->nqueues : 1);
 }
 
 uint32_t rf_cgroup_nproc(const struct rf_tenant *t)

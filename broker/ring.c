@@ -18,15 +18,17 @@
 #include "log.h"
 #include "uring_uapi.h"
 
-/* Every operation the worker needs, and why:
+/* Every operation the worker's keeper needs, and why:
  *  URING_CMD    FUSE REGISTER and COMMIT_AND_FETCH on fixed file 0 (the
  *               io-uring transport only: a classic ring has no use for them)
  *  READ, WRITE  the /dev/fuse queue (FORGET, INTERRUPT, classic transport)
  *               and the worker's wake-up eventfd
- *  READ_FIXED, WRITE_FIXED  file data between backing files and the pool */
+ *  RECVMSG      the plugin host's replies, with a file for a zero copy
+ *  READ_FIXED, WRITE_FIXED  zero-copied file data, between the plugin's
+ *               files and the client's pages */
 static const uint8_t allowed_ops[] = {
 	IORING_OP_URING_CMD,  IORING_OP_READ,	     IORING_OP_WRITE,
-	IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED,
+	IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED, IORING_OP_RECVMSG,
 };
 
 /* The only register call a worker makes after enabling: installing its own
@@ -65,9 +67,9 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 	params->flags = IORING_SETUP_SQE128 | IORING_SETUP_R_DISABLED | IORING_SETUP_SINGLE_ISSUER |
 			IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
 	/* entries: one per FUSE entry, one data op per entry, the wake-up
-	 * read and the /dev/fuse reader */
-	params->cq_entries = pow2_at_least(2 * (2 * depth + 4));
-	fd = rf_io_uring_setup(pow2_at_least(2 * depth + 4), params);
+	 * read, the channel's and the /dev/fuse reader */
+	params->cq_entries = pow2_at_least(2 * (2 * depth + 5));
+	fd = rf_io_uring_setup(pow2_at_least(2 * depth + 5), params);
 	if (fd < 0)
 		return fd;
 

@@ -503,9 +503,19 @@ static bool own_doing(int sig)
 void rf_worker_reaped(struct rf_tenant *t, int status)
 {
 	bool conn_gone, outside = false;
+	int host_sig = rf_host_signal(status);
 	char how[192];
 
-	if (WIFEXITED(status)) {
+	if (host_sig) {
+		/* the plugin host, which the broker never signals (the
+		 * worker's claim, as any exit status is) */
+		outside = !own_doing(host_sig);
+		snprintf(how, sizeof(how), "exited: its plugin host was killed by signal %d (%s)%s",
+			 host_sig, strsignal(host_sig),
+			 outside ? ", which the broker did not send (root, a process with the "
+				   "worker's uid, or the OOM killer)"
+				 : "");
+	} else if (WIFEXITED(status)) {
 		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
 	} else if (WIFSIGNALED(status)) {
 		/* a kill the broker did not send: say so, and count it apart
@@ -544,7 +554,8 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 	}
 	t->worker_pid = 0;
 	rf_orphans_record(t->b);
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS && !t->fail_reason[0])
+	if (((WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) || host_sig == SIGSYS) &&
+	    !t->fail_reason[0])
 		/* a trap with SIGSYS blocked, or an i386/x32 call: the kernel
 		 * kills without running the reporting handler */
 		snprintf(t->fail_reason, sizeof(t->fail_reason),

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 5
+#define RF_IPC_VERSION 6
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -42,6 +42,20 @@ enum rf_msg_type {
 /* A worker that exits with this found its FUSE connection ended: there is
  * nothing to recover. */
 #define RF_EXIT_CONN_GONE 3
+/* The worker's plugin host (worker/host.c) was killed by signal N: the
+ * keeper, PID 1 of its namespace, cannot die of a signal it sends itself,
+ * so it exits with 128 + N, as a shell reports it. */
+#define RF_EXIT_HOST_SIGNAL 128
+
+/* The signal that killed a worker's plugin host by its wait @status, or 0. */
+static inline int rf_host_signal(int status)
+{
+	int code = (status >> 8) & 0xff;
+
+	if ((status & 0x7f) || code <= RF_EXIT_HOST_SIGNAL || code > RF_EXIT_HOST_SIGNAL + 64)
+		return 0;
+	return code - RF_EXIT_HOST_SIGNAL;
+}
 
 /* The broker's kick after a respawn is a STATFS made with this fsuid and
  * fsgid (broker/recovery.c); the worker's framework answers it itself and

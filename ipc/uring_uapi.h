@@ -27,13 +27,15 @@ _Static_assert(sizeof(struct fuse_uring_cmd_req) <= RF_SQE_CMD_SIZE, "cmd fits t
 /*
  * Fixed-file table of every ringfence ring. Slot 0 is the FUSE device (the
  * broker's own fd on the io-uring path, a clone on the classic path); slot 1
- * takes the worker's wake-up eventfd; from RF_FILE_SLOT_DATA on, one slot
- * per entry receives the backing file of that entry's current data op.
+ * takes the worker's wake-up eventfd, slot 2 its channel to the plugin
+ * host (worker/channel.h); from RF_FILE_SLOT_DATA on, one slot per entry
+ * receives the file of that entry's current zero-copy data op.
  */
 enum {
 	RF_FILE_SLOT_FUSE = 0,
 	RF_FILE_SLOT_WAKE = 1,
-	RF_FILE_SLOT_DATA = 2,
+	RF_FILE_SLOT_CHAN = 2,
+	RF_FILE_SLOT_DATA = 3,
 };
 
 /* Fixed buffer 0 is the whole pool, registered at its shared address. On a

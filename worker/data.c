@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * File data between the plugin's files and the pool. A reply that names a
- * file (rf_reply_data_fd, rf_reply_write_fd) gets it installed in its
- * entry's data slot of the ring and moved with READ_FIXED / WRITE_FIXED
- * into or out of the request's payload in the registered pool; small
- * transfers on memory file systems are done in line with pread/pwrite.
- * A zero-copied request's data moves the same way, but between the file
- * and the client's own pages, which the kernel registered for it in the
- * entry's buffer slot of the ring: no byte passes through the pool.
+ * Zero-copied file data, in the keeper (host.c says why there, and moves
+ * all other file data itself). The host passes the plugin's file with its
+ * answer; it is installed in its entry's data slot of the FUSE ring and
+ * the bytes move with READ_FIXED / WRITE_FIXED between the file and the
+ * client's own pages, which the kernel registered for the request in the
+ * entry's buffer slot: no byte passes through the pool. Memory file
+ * systems (tmpfs, ramfs) are probed here for the host, which moves their
+ * small transfers by pread/pwrite.
  */
 #include <errno.h>
 #include <linux/magic.h>
@@ -19,30 +19,16 @@
 #include "queue_i.h"
 #include "uring_uapi.h"
 
-/* Submit the next piece of a fixed-buffer data op. */
+/* Submit the next piece of a zero-copied data op. */
 static void post_data(struct rf_req *req)
 {
-	struct rf_queue *q = req->q;
+	struct io_uring_sqe *sqe = rf_queue_sqe(req->q);
 	uint32_t slot = RF_FILE_SLOT_DATA + req->idx;
-	struct io_uring_sqe *sqe;
-	char *buf;
-	int index;
+	/* the client's pages, registered as this entry's buffer, addressed
+	 * from 0 */
+	char *buf = (char *)(uintptr_t)req->done;
+	int index = RF_BUF_INDEX_ZC + (int)req->idx;
 
-	if (req->inline_io) {
-		ssize_t n = req->fd_op == RF_FDOP_READ
-				    ? pread(req->fd, req->payload + req->done, req->len - req->done,
-					    (off_t)(req->off + req->done))
-				    : pwrite(req->fd, req->payload + req->done,
-					     req->len - req->done, (off_t)(req->off + req->done));
-
-		rf_data_done(req, n < 0 ? -errno : (int)n);
-		return;
-	}
-	sqe = rf_queue_sqe(q);
-	/* a zero-copied request's data: the client's pages, which the kernel
-	 * registered as this entry's buffer, addressed from 0 */
-	buf = req->zc ? (char *)(uintptr_t)req->done : req->payload + req->done;
-	index = req->zc ? RF_BUF_INDEX_ZC + (int)req->idx : RF_BUF_INDEX_POOL;
 	if (req->fd_op == RF_FDOP_READ)
 		io_uring_prep_read_fixed(sqe, (int)slot, buf, req->len - req->done,
 					 req->off + req->done, index);
@@ -55,14 +41,15 @@ static void post_data(struct rf_req *req)
 }
 
 /*
- * Memory file systems (tmpfs, ramfs) cannot do nonblocking I/O, so the ring
+ * Memory file systems (tmpfs, ramfs) cannot do nonblocking I/O, so a ring
  * hands every READ_FIXED / WRITE_FIXED on their files to a kernel worker
  * thread: two context switches per op. A plain pread/pwrite into the same
- * slot on this thread is faster at every size (make bench: 4 KiB random
- * reads five times faster; 1 MiB transfers, make bench's plain-io against
- * the ring ops in one run, 1.07-1.12x with O_DIRECT and 1.25x buffered,
- * with less CPU per byte). Such files never block on a device, so this
- * thread never waits long. Other file systems always get the ring ops.
+ * slot on the host's thread is faster at every size (make bench: 4 KiB
+ * random reads five times faster; 1 MiB transfers, make bench's plain-io
+ * against the ring ops in one run, 1.07-1.12x with O_DIRECT and 1.25x
+ * buffered, with less CPU per byte). Such files never block on a device,
+ * so that thread never waits long. Other file systems always get the ring
+ * ops.
  *
  * Which file system a transfer's file is on is decided once, from the
  * source directory, not per transfer (a statfs per request was a tenth of
@@ -94,18 +81,18 @@ void rf_data_start(struct rf_req *req)
 			memcpy(req->payload, &o, sizeof(o));
 			req->reply_len = sizeof(o);
 		}
+		if (req->fd >= 0)
+			close(req->fd);
+		req->fd = -1;
 		rf_queue_commit(req);
 		return;
 	}
 	/* Install the plugin's file in this entry's slot; the ring keeps its
-	 * own reference, so a plugin closing the fd early cannot redirect
-	 * the op to another file. */
-	req->inline_io = !req->zc &&
-			 ((q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD)) ||
-			  q->w->memory_source);
-	r = req->inline_io ? 0
-			   : rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
-	if (!req->inline_io && r >= 0)
+	 * own reference, and the keeper lets go of the one it was passed. */
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	close(req->fd);
+	req->fd = -1;
+	if (r >= 0)
 		q->files_held = true;
 	if (r < 0) {
 		req->error = r == -EBADF ? EBADF : EIO;
@@ -124,23 +111,16 @@ void rf_data_done(struct rf_req *req, int res)
 	struct rf_queue *q = req->q;
 
 	if (res > 0) {
-		if (q->w->cfg.bench & RF_BENCH_PLAIN_IO) {
-			/* make bench's comparison: nothing to count */
-		} else if (req->inline_io) {
-			q->stats->inline_ops++;
-			q->stats->inline_bytes += (uint64_t)res;
-		} else if (req->fd_op == RF_FDOP_READ) {
+		if (req->fd_op == RF_FDOP_READ) {
 			q->stats->read_fixed_ops++;
 			q->stats->read_fixed_bytes += (uint64_t)res;
 		} else {
 			q->stats->write_fixed_ops++;
 			q->stats->write_fixed_bytes += (uint64_t)res;
 		}
-		if (req->zc) {
-			/* ... of which straight to or from the client's pages */
-			q->stats->zero_copy_ops++;
-			q->stats->zero_copy_bytes += (uint64_t)res;
-		}
+		/* ... of which straight to or from the client's pages */
+		q->stats->zero_copy_ops++;
+		q->stats->zero_copy_bytes += (uint64_t)res;
 		req->done += (uint32_t)res;
 		if (req->done < req->len) {
 			post_data(req); /* short transfer: carry on */

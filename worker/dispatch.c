@@ -517,6 +517,25 @@ static bool kill_suidgid(const struct rf_req *req)
 	}
 }
 
+void rf_dispatch_count(struct rf_req *req)
+{
+	uint32_t op = req->in.opcode;
+
+	req->q->stats->by_opcode[op < RF_STATS_OPCODES ? op : 0]++;
+	if (op == FUSE_READ)
+		req->q->stats->read_size_log2[rf_size_bucket(ARG0(fuse_read_in)->size)]++;
+	if (op == FUSE_WRITE) {
+		req->q->stats->write_size_log2[rf_size_bucket(ARG0(fuse_write_in)->size)]++;
+		req->q->stats->bytes_written += req->rest_len;
+	}
+}
+
+bool rf_dispatch_kick(const struct rf_req *req)
+{
+	return req->in.opcode == FUSE_STATFS && req->in.uid == RF_KICK_UID &&
+	       req->in.gid == RF_KICK_GID;
+}
+
 void rf_dispatch(struct rf_req *req)
 {
 	const struct rf_plugin *p = req->q->w->plugin;
@@ -528,15 +547,8 @@ void rf_dispatch(struct rf_req *req)
 	req->ctx.umask = 0;
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
-	req->q->stats->by_opcode[op < RF_STATS_OPCODES ? op : 0]++;
-	if (op == FUSE_READ)
-		req->q->stats->read_size_log2[rf_size_bucket(ARG0(fuse_read_in)->size)]++;
-	if (op == FUSE_WRITE) {
-		req->q->stats->write_size_log2[rf_size_bucket(ARG0(fuse_write_in)->size)]++;
-		req->q->stats->bytes_written += req->rest_len;
-	}
 	req->kill_suidgid = kill_suidgid(req);
-	if (op == FUSE_STATFS && req->in.uid == RF_KICK_UID && req->in.gid == RF_KICK_GID) {
+	if (rf_dispatch_kick(req)) {
 		/* the broker's kick after a respawn (broker/recovery.c): its
 		 * commit is all it is for, as that fetches what queued
 		 * meanwhile; the plugin never sees it */
@@ -583,6 +595,7 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 	const struct rf_plugin *p = w->plugin;
 	uint64_t id;
 
+	(void)q;
 	switch (in->opcode) {
 	case FUSE_FORGET: {
 		struct fuse_forget_in f;
@@ -590,7 +603,6 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 		if (args_len < sizeof(f))
 			return true;
 		memcpy(&f, args, sizeof(f));
-		q->stats->forgets++;
 		id = rf_restore_forget(w, in->nodeid, f.nlookup);
 		if (p->forget && id)
 			p->forget(w->userdata, id, f.nlookup);
@@ -610,7 +622,6 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 			struct fuse_forget_one one;
 
 			memcpy(&one, args + sizeof(b) + i * sizeof(one), sizeof(one));
-			q->stats->forgets++;
 			id = rf_restore_forget(w, one.nodeid, one.nlookup);
 			if (p->forget && id)
 				p->forget(w->userdata, id, one.nlookup);
@@ -624,7 +635,6 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 		if (args_len < sizeof(ii))
 			return true;
 		memcpy(&ii, args, sizeof(ii));
-		q->stats->interrupts++;
 		/* Flag the request wherever it is; its thread may be mid-reply,
 		 * which is harmless: the flag is only advice to the plugin. */
 		for (qi = 0; qi < w->nqueues; qi++)
@@ -636,6 +646,34 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 			}
 		return true;
 	}
+	default:
+		return false;
+	}
+}
+
+bool rf_noreply_count(struct rf_queue *q, const struct fuse_in_header *in, const char *args,
+		      uint32_t args_len)
+{
+	struct fuse_batch_forget_in b;
+
+	switch (in->opcode) {
+	case FUSE_FORGET:
+		if (args_len >= sizeof(struct fuse_forget_in))
+			q->stats->forgets++;
+		return true;
+	case FUSE_BATCH_FORGET:
+		if (args_len < sizeof(b))
+			return true;
+		memcpy(&b, args, sizeof(b));
+		if (b.count > (args_len - sizeof(b)) / sizeof(struct fuse_forget_one))
+			b.count =
+				(uint32_t)((args_len - sizeof(b)) / sizeof(struct fuse_forget_one));
+		q->stats->forgets += b.count;
+		return true;
+	case FUSE_INTERRUPT:
+		if (args_len >= sizeof(struct fuse_interrupt_in))
+			q->stats->interrupts++;
+		return true;
 	default:
 		return false;
 	}

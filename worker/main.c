@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * ringfence-worker: serves one mount for the broker.
+ * ringfence-worker: serves one mount for the broker, as two processes
+ * (host.c says why): the keeper, this process, and the plugin host.
  *
  * Start-up runs as root, trusted, and does only this: take the configuration
- * and the inherited rings, map the pool at the broker's address, start the
- * queue threads (each enables its ring and adds its queue, then drops its
- * own share of the privileges), open the plugin file and the source
- * directory, and drop every privilege in every thread. Only then is plugin
- * code loaded (its constructors run at dlopen).
+ * and the inherited rings, map the pool at the broker's address, make the
+ * host's channels and rings, start the queue threads (each enables its
+ * ring and adds its queue, then drops its own share of the privileges),
+ * open the plugin file and the source directory, build the sandbox's root
+ * and fork the host. Each process then drops every privilege in every
+ * thread; only then does the host load plugin code (its constructors run
+ * at dlopen). Without a plugin (the EIO responder) there is no host.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -137,6 +140,16 @@ static void recv_config(void)
 	if (W.pool == MAP_FAILED || W.pool != (void *)(uintptr_t)W.cfg.pool_addr)
 		fail(errno ? errno : EEXIST, "map the pool at 0x%llx",
 		     (unsigned long long)W.cfg.pool_addr);
+	/* the same pool, read-only, for the plugin host's view of the
+	 * records (host.c); the keeper closes it at the fork */
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", m.fds[0]);
+		W.pool_ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (W.pool_ro_fd < 0)
+			fail(errno, "open the pool read-only");
+	}
 	close(m.fds[0]);
 	W.ctl = W.pool;
 	W.transport = W.cfg.transport;
@@ -158,6 +171,10 @@ static void recv_config(void)
 			fatalx("RING for queue %u out of order", ring.qid);
 		W.queues[q].ring_fd = ring.fd;
 		W.queues[q].params = ring.params;
+		W.queues[q].chan_fd = -1;
+		W.queues[q].host_chan_fd = -1;
+		W.queues[q].hring_fd = -1;
+		W.queues[q].hevfd = -1;
 	}
 }
 
@@ -171,8 +188,9 @@ static void recv_config(void)
  */
 static char *private_payload(size_t size)
 {
+	/* shared with the plugin host, which is forked after this */
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 
 	if (p == MAP_FAILED)
 		fatal("mmap private payload");
@@ -291,11 +309,15 @@ static void prepare_queues(void)
 		fail(-err, "%s", why);
 }
 
-/* Into the sandbox (sandbox.c says what each step does); nothing comes
- * back out but the worker's channel, its rings, the pool and /source. */
-static void enter_sandbox(bool sandbox)
+/* The sandbox's root, its source and limits (sandbox.c says what each step
+ * does), for both processes of the worker. */
+static struct rf_sandbox SB;
+
+static void enter_sandbox_root(bool sandbox)
 {
-	struct rf_sandbox sb = {
+	int err;
+
+	SB = (struct rf_sandbox){
 		.sandboxed = sandbox,
 		.source = W.cfg.source,
 		.read_only = (int)W.cfg.read_only,
@@ -306,16 +328,26 @@ static void enter_sandbox(bool sandbox)
 		.uid = W.cfg.uid,
 		.gid = W.cfg.gid,
 		.ipc_fd = W.ipc_fd,
+		.pool_addr = W.cfg.pool_addr,
 	};
-	int err;
-
 	if (!sandbox)
 		log_warnx("running WITHOUT the sandbox (ringfenced --bench-unsafe)");
-	err = rf_sandbox_enter(&sb);
+	err = rf_sandbox_enter_root(&SB);
 	if (err < 0)
-		fail(-err, "%s", sb.failed);
-	W.source_fd = sb.source_fd;
-	rf_data_probe_source(&W);
+		fail(-err, "%s", SB.failed);
+	W.source_fd = SB.source_fd;
+}
+
+/* ... then each process drops every privilege: nothing comes back out but
+ * the worker's channel, its rings, the pool and /source. */
+static void enter_sandbox_drop(bool host)
+{
+	int err;
+
+	SB.host = host;
+	err = rf_sandbox_enter_drop(&SB);
+	if (err < 0)
+		fail(-err, "%s", SB.failed);
 }
 
 /* The main thread's part once the queues serve: the broker's PINGs, passed
@@ -340,9 +372,14 @@ static void worker_dispatch(void)
 		if (m.hdr.type == RF_MSG_PING) {
 			struct rf_msg_ping ping;
 
-			/* each queue thread answers in the pool once woken: a
+			/* each queue thread answers in the pool once woken
+			 * (with a host, once its host thread answered): a
 			 * stuck thread, or a stuck main thread, stays silent */
 			memcpy(&ping, m.payload, sizeof(ping));
+			if (W.host_pid) {
+				rf_host_broadcast(&W, RF_CH_PING, ping.seq);
+				continue;
+			}
 			atomic_store(&W.ping_seq, ping.seq);
 			for (q = 0; q < W.nqueues; q++)
 				rf_queue_wake(&W.queues[q]);
@@ -444,23 +481,75 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 }
 
 /* The queue threads serve, the main thread answers the broker, until
- * SHUTDOWN; then the threads stop and the plugin is told. */
+ * SHUTDOWN; then the threads stop and the plugin is told (by the host). */
 static void serve(void)
 {
 	struct rf_msg_ready ready = { .transport = W.cfg.transport, .nqueues = W.nqueues };
 	uint32_t q;
 
 	rf_queues_serve(&W);
+	if (W.host_pid)
+		rf_host_wait_ready(&W);
 	rf_msg_send(W.ipc_fd, RF_MSG_READY, 0, &ready, sizeof(ready), NULL, 0);
 	worker_dispatch();
 	atomic_store(&W.stop, 1);
+	if (W.host_pid)
+		rf_host_broadcast(&W, RF_CH_STOP, 0);
 	for (q = 0; q < W.nqueues; q++)
 		rf_queue_wake(&W.queues[q]);
 	for (q = 0; q < W.nqueues; q++)
 		pthread_join(W.queues[q].thread, NULL);
+	if (W.host_pid) {
+		rf_host_reap(&W);
+		return;
+	}
 	if (W.plugin->destroy)
 		W.plugin->destroy(W.userdata);
 	rf_restore_stop(&W);
+}
+
+/* The plugin host (host.c): the keeper's child, from the fork on. Its own
+ * view of the pool, its own privilege drop and deny list, then the plugin,
+ * and its threads serve until the keeper says STOP. */
+static void __attribute__((noreturn))
+host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox)
+{
+	char why[200];
+	int err;
+
+	err = rf_host_enter(&W, why, sizeof(why));
+	if (err < 0)
+		fail(-err, "%s", why);
+	enter_sandbox_drop(true);
+	rf_data_probe_source(&W);
+	start_plugin(plugin_fd, sc_policy, sandbox);
+	err = rf_host_serve(&W);
+	if (err < 0)
+		fail(-err, "start the plugin host's threads");
+	if (W.plugin->destroy)
+		W.plugin->destroy(W.userdata);
+	rf_restore_stop(&W);
+	_exit(0);
+}
+
+/* The keeper's part of the fork: the host's channels and rings made as
+ * root, then the host, which takes the plugin's file and policy along. */
+static void start_host(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox)
+{
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		fail(errno, "start the plugin host");
+	if (pid == 0)
+		host_main(plugin_fd, sc_policy, sandbox);
+	W.host_pid = pid;
+	rf_host_forked_keeper(&W);
+	close(plugin_fd);
+	rf_sc_policy_free(sc_policy);
+	if (W.source_fd >= 0)
+		close(W.source_fd);
+	W.source_fd = -1;
 }
 
 int main(int argc, char **argv)
@@ -475,6 +564,7 @@ int main(int argc, char **argv)
 	int c, plugin_fd;
 
 	W.ipc_fd = -1;
+	W.pool_ro_fd = -1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -499,10 +589,24 @@ int main(int argc, char **argv)
 	log_set_sink(ipc_log_sink);
 
 	plugin_fd = start_up(&sc_policy);
+	if (!W.cfg.responder) {
+		char why[200];
+		int err = rf_host_prepare(&W, why, sizeof(why));
+
+		if (err < 0)
+			fail(-err, "%s", why);
+	}
 	prepare_queues();
 	sandbox = !(W.cfg.bench & RF_BENCH_NO_SANDBOX);
-	enter_sandbox(sandbox);
-	start_plugin(plugin_fd, sc_policy, sandbox);
+	enter_sandbox_root(sandbox);
+	if (!W.cfg.responder)
+		start_host(plugin_fd, sc_policy, sandbox);
+	close(W.pool_ro_fd);
+	W.pool_ro_fd = -1;
+	enter_sandbox_drop(false);
+	if (W.cfg.responder)
+		/* the EIO responder: no plugin, no host, the keeper answers */
+		start_plugin(plugin_fd, sc_policy, sandbox);
 	serve();
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -79,8 +80,36 @@ void rf_queue_restamp(struct io_uring *ring)
 	}
 }
 
+/* The records for the host queued since the last submission, as one
+ * message (host.c reads them a batch at a time). */
+static void flush_host(struct rf_queue *q)
+{
+	ssize_t s;
+
+	if (!q->ntx)
+		return;
+	do
+		s = rf_chan_send(q->chan_fd, q->tx, q->ntx, 0);
+	while (s < 0 && errno == EINTR);
+	q->ntx = 0;
+	if (s < 0 && !atomic_load(&q->w->stop))
+		rf_host_lost(q->w, "does not take its requests");
+}
+
+static struct rf_chan_rec *host_rec(struct rf_queue *q)
+{
+	struct rf_chan_rec *r;
+
+	if (q->ntx == RF_CHAN_BATCH)
+		flush_host(q);
+	r = &q->tx[q->ntx++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
 static int submit(struct rf_queue *q)
 {
+	flush_host(q);
 	rf_queue_restamp(&q->ring);
 	return io_uring_submit(&q->ring);
 }
@@ -293,6 +322,10 @@ void rf_req_finish(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
 
+	if (q->w->host) {
+		rf_host_finish(req);
+		return;
+	}
 	if (cur_queue == q) {
 		complete(req);
 		return;
@@ -347,6 +380,34 @@ static void record_fetch(struct rf_req *req)
 	rf_seen_record(req->q->w, req->in.unique);
 }
 
+/*
+ * A request goes to the plugin host, which answers with a record
+ * (host_replied); the keeper counts it first, from its own view. Without
+ * a host (the EIO responder), and for the broker's kick, the keeper
+ * answers itself.
+ */
+static void forward(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct rf_chan_rec *r;
+
+	rf_dispatch_count(req);
+	if (!q->w->host_pid || rf_dispatch_kick(req)) {
+		rf_dispatch(req);
+		return;
+	}
+	req->state = RQ_PLUGIN;
+	rf_req_reset(req);
+	r = host_rec(q);
+	r->kind = RF_CH_REQ;
+	r->idx = req->idx;
+	r->flags = req->zc ? RF_CHF_ZC : 0;
+	r->in = req->in;
+	r->len = req->rest_len;
+	r->a = q->qpool_size && !req->classic && req->payload ? (uint64_t)(req->payload - q->qpool)
+							      : 0;
+}
+
 /* A request fetched through a FUSE io-uring entry. */
 void rf_queue_fetched(struct rf_req *req)
 {
@@ -392,7 +453,7 @@ void rf_queue_fetched(struct rf_req *req)
 		rf_reply_err(req, EIO);
 		return;
 	}
-	rf_dispatch(req);
+	forward(req);
 }
 
 /*
@@ -459,11 +520,23 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		post_classic_read(req);
 		return;
 	}
-	if (rf_dispatch_noreply(q->w, q, &req->in, buf + sizeof(req->in),
-				n - (uint32_t)sizeof(req->in))) {
+	if (rf_noreply_count(q, &req->in, buf + sizeof(req->in), n - (uint32_t)sizeof(req->in))) {
 		/* FORGET and INTERRUPT on the io-uring transport's reader:
 		 * seen, so that no successor asks for them */
 		rf_seen_record(q->w, req->in.unique);
+		if (q->w->host_pid) {
+			/* the host tells the plugin, and says when (DONE): till
+			 * then the slot holds the arguments */
+			struct rf_chan_rec *r = host_rec(q);
+
+			r->kind = RF_CH_NOREPLY;
+			r->idx = req->idx;
+			r->in = req->in;
+			r->len = n - (uint32_t)sizeof(req->in);
+			req->noreply = true;
+			req->state = RQ_PLUGIN;
+			return;
+		}
 		if (!park_forget_reader(req))
 			post_classic_read(req);
 		return;
@@ -479,7 +552,7 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 	req->arg0 = buf + sizeof(req->in);
 	req->rest = req->arg0 + a0;
 	req->rest_len = n - (uint32_t)sizeof(req->in) - a0;
-	rf_dispatch(req);
+	forward(req);
 }
 
 static void entry_gone(struct rf_req *req, int res)
@@ -568,6 +641,189 @@ static void cwrite_done(struct rf_req *req, int res)
 	post_classic_read(req);
 }
 
+/* The host's channel: one RECVMSG posted at a time, with room for one
+ * file (MSG_TRUNC: a message longer than the buffer shows as such). */
+static void post_chan_recv(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = rf_queue_sqe(q);
+
+	memset(&q->rx_cmsg, 0, sizeof(q->rx_cmsg));
+	q->rx_iov.iov_base = q->rx;
+	q->rx_iov.iov_len = sizeof(q->rx);
+	memset(&q->rx_msg, 0, sizeof(q->rx_msg));
+	q->rx_msg.msg_iov = &q->rx_iov;
+	q->rx_msg.msg_iovlen = 1;
+	q->rx_msg.msg_control = q->rx_cmsg.buf;
+	q->rx_msg.msg_controllen = sizeof(q->rx_cmsg.buf);
+	io_uring_prep_recvmsg(sqe, RF_FILE_SLOT_CHAN, &q->rx_msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	rf_sqe_tag(sqe, q->rx, RF_TAG_WAKE);
+}
+
+/* The file a message carried, or -1 (read from the control buffer as
+ * the kernel left it: zeroed before each receive). */
+static int chan_file(struct rf_queue *q)
+{
+	const struct cmsghdr *cm = (const void *)q->rx_cmsg.buf;
+	int fd;
+
+	if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	return fd;
+}
+
+/* The host's answer to the request in a slot, held to the keeper's own
+ * record of it: a slot that waits for no answer, an error the kernel
+ * would refuse, a body longer than the request may carry or where it has
+ * no buffer, a file for what is no zero-copied READ or WRITE: none of it
+ * reaches the kernel. @fd: the file the message carried (taken, or left). */
+static void host_replied(struct rf_queue *q, const struct rf_chan_rec *r, int *fd)
+{
+	struct rf_req *req = r->idx < q->nreqs ? &q->reqs[r->idx] : NULL;
+	struct rf_queue_stats *st = q->stats;
+	uint32_t fdio = r->flags & (RF_CHF_FD_READ | RF_CHF_FD_WRITE);
+
+	if (!req || req->state != RQ_PLUGIN || req->noreply || req->replied) {
+		log_warnx("queue %u: the plugin host answered slot %u, which waits for no "
+			  "answer; ignored",
+			  q->qid, r->idx);
+		return;
+	}
+	req->replied = true;
+	req->error = r->error >= 0 && r->error < 512 ? r->error : EIO;
+	req->fd_op = RF_FDOP_NONE;
+	req->reply_len = 0;
+	if (fdio) {
+		uint32_t want = fdio == RF_CHF_FD_READ ? FUSE_READ : FUSE_WRITE;
+
+		if (!req->zc || *fd < 0 || req->in.opcode != want ||
+		    fdio == (RF_CHF_FD_READ | RF_CHF_FD_WRITE)) {
+			log_warnx("queue %u: the plugin host passed a file for %s, no zero-copied "
+				  "%s; EIO",
+				  q->qid, rf_op_name(req->in.opcode),
+				  want == FUSE_READ ? "READ" : "WRITE");
+			req->error = EIO;
+		} else if (!req->error) {
+			req->fd_op = want == FUSE_READ ? RF_FDOP_READ : RF_FDOP_WRITE;
+			req->fd = *fd;
+			*fd = -1;
+			req->off = r->a;
+			req->len = want == FUSE_READ
+					   ? (r->len < rf_reply_limit(req) ? r->len
+									   : rf_reply_limit(req))
+					   : req->rest_len;
+		}
+	} else if (!req->error) {
+		if (r->len > req->payload_cap || (r->len && !req->payload) ||
+		    (req->in.opcode == FUSE_READ && r->len > rf_reply_limit(req))) {
+			log_warnx("queue %u: the plugin host answered %s with %u bytes, more than "
+				  "it may carry; EIO",
+				  q->qid, rf_op_name(req->in.opcode), r->len);
+			req->error = EIO;
+		} else {
+			req->reply_len = r->len;
+		}
+	}
+	/* how the host moved the data, for the statistics */
+	if (r->moved && r->moved <= req->payload_cap) {
+		if (r->flags & RF_CHF_INLINE) {
+			st->inline_ops++;
+			st->inline_bytes += r->moved;
+		} else if ((r->flags & RF_CHF_FIXED) && req->in.opcode == FUSE_READ) {
+			st->read_fixed_ops++;
+			st->read_fixed_bytes += r->moved;
+		} else if (r->flags & RF_CHF_FIXED) {
+			st->write_fixed_ops++;
+			st->write_fixed_bytes += r->moved;
+		}
+	}
+	complete(req);
+}
+
+/* The host told the plugin of a FORGET or INTERRUPT: the reader reads on. */
+static void host_told(struct rf_queue *q, const struct rf_chan_rec *r)
+{
+	struct rf_req *req = r->idx < q->nreqs ? &q->reqs[r->idx] : NULL;
+
+	if (!req || !req->noreply || req->state != RQ_PLUGIN) {
+		log_warnx("queue %u: the plugin host finished slot %u, which it was not "
+			  "given; ignored",
+			  q->qid, r->idx);
+		return;
+	}
+	req->noreply = false;
+	if (!park_forget_reader(req))
+		post_classic_read(req);
+}
+
+static void host_counted(struct rf_queue *q, const struct rf_chan_rec *r)
+{
+	struct rf_queue_stats *st = q->stats;
+
+	if (r->idx == RF_CNT_RESTORED) {
+		st->restored_nodes += r->a;
+		st->restored_files += r->len;
+		st->restore_failed += (uint32_t)r->error;
+	} else if (r->idx == RF_CNT_RESTORE_FULL) {
+		st->restore_full += r->a;
+	}
+}
+
+/* A message from the host: its records, in order. */
+static void chan_done(struct rf_queue *q, int res)
+{
+	struct rf_worker *w = q->w;
+	uint32_t i, n;
+	int fd;
+
+	if (res <= 0 || atomic_load(&w->stop)) {
+		if (atomic_load(&w->stop))
+			return; /* it leaves, as told */
+		rf_host_lost(w, res == 0 ? "closed its channel" : "broke its channel");
+	}
+	fd = chan_file(q);
+	if ((size_t)res > sizeof(q->rx) || res % (int)sizeof(q->rx[0])) {
+		if (fd >= 0)
+			close(fd);
+		rf_host_lost(w, "sent a message that is no whole number of records");
+	}
+	n = (uint32_t)res / sizeof(q->rx[0]);
+	for (i = 0; i < n; i++) {
+		const struct rf_chan_rec *r = &q->rx[i];
+
+		switch (r->kind) {
+		case RF_CH_REPLY:
+			host_replied(q, r, &fd);
+			break;
+		case RF_CH_DONE:
+			host_told(q, r);
+			break;
+		case RF_CH_PONG:
+			/* both of this queue's threads are alive */
+			__atomic_store_n(&q->stats->heartbeat, r->a, __ATOMIC_RELAXED);
+			break;
+		case RF_CH_COUNT:
+			host_counted(q, r);
+			break;
+		case RF_CH_READY:
+			pthread_mutex_lock(&w->start_lock);
+			w->host_ready = true;
+			pthread_cond_broadcast(&w->start_cond);
+			pthread_mutex_unlock(&w->start_lock);
+			break;
+		default:
+			log_warnx("queue %u: the plugin host sent record kind %u; ignored", q->qid,
+				  r->kind);
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	post_chan_recv(q);
+}
+
 /* The wake-up eventfd fired: replies from other threads, or a PING. */
 static void wake_done(struct rf_queue *q)
 {
@@ -594,7 +850,10 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		cwrite_done(req, cqe->res);
 		return;
 	case RF_TAG_WAKE:
-		wake_done(q);
+		if ((void *)req == (void *)q->rx)
+			chan_done(q, cqe->res);
+		else
+			wake_done(q);
 		return;
 	case RF_TAG_PROBE:
 		rf_probe_done(q, rf_cqe_probe_id(cqe), cqe->res);
@@ -668,6 +927,7 @@ static int submit_and_wait(struct rf_queue *q)
 		wait = rest;
 		release = false;
 	}
+	flush_host(q);
 	rf_queue_restamp(&q->ring);
 	if (!wait)
 		return io_uring_submit_and_wait(&q->ring, 1);
@@ -767,6 +1027,14 @@ static int queue_prepare(struct rf_queue *q)
 	r = install_wake(q);
 	if (r < 0)
 		return setup_failed(q, r, "install the wake-up eventfd");
+	if (q->chan_fd >= 0) {
+		struct io_uring_files_update up = { .offset = RF_FILE_SLOT_CHAN,
+						    .fds = (uint64_t)(uintptr_t)&q->chan_fd };
+
+		r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+		if (r < 0)
+			return setup_failed(q, r, "install the plugin host's channel");
+	}
 	if (q->qpool_size) {
 		r = add_pool(q);
 		if (r < 0)
@@ -801,6 +1069,8 @@ static void *queue_main(void *arg)
 	if (r < 0)
 		return NULL;
 	post_wake_read(q);
+	if (w->host_pid)
+		post_chan_recv(q);
 	if (w->cfg.adopt)
 		rf_rescue(q);
 	for (i = 0; i < q->nreqs; i++) {
@@ -831,8 +1101,11 @@ static void *queue_main(void *arg)
 		r = submit_and_wait(q);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
-		/* this thread is alive: answer the broker's heartbeat */
-		__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq), __ATOMIC_RELAXED);
+		/* this thread is alive: answer the broker's heartbeat (with a
+		 * host, its thread answers, chan_done) */
+		if (!w->host_pid)
+			__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq),
+					 __ATOMIC_RELAXED);
 		rf_queue_reap(q);
 	}
 	if (!atomic_load(&w->stop) && atomic_load(&w->conn_gone)) {

@@ -280,8 +280,7 @@ void rf_reply_statfs(struct rf_req *req, const struct statvfs *st)
 	finish_body(req, &o, sizeof(o));
 }
 
-/* The most bytes this request may carry back. */
-static uint32_t reply_limit(const struct rf_req *req)
+uint32_t rf_reply_limit(const struct rf_req *req)
 {
 	const struct fuse_read_in *ri = (const void *)req->arg0;
 	const struct fuse_getxattr_in *gi = (const void *)req->arg0;
@@ -313,7 +312,7 @@ void rf_reply_data(struct rf_req *req, const void *buf, size_t len)
 		rf_req_finish(req);
 		return;
 	}
-	if (len > reply_limit(req)) {
+	if (len > rf_reply_limit(req)) {
 		req->error = ERANGE;
 		req->reply_len = 0;
 		rf_req_finish(req);
@@ -326,8 +325,8 @@ void rf_reply_data_fd(struct rf_req *req, int fd, off_t off, size_t len)
 {
 	if (!claim(req, "data_fd"))
 		return;
-	if (len > reply_limit(req))
-		len = reply_limit(req);
+	if (len > rf_reply_limit(req))
+		len = rf_reply_limit(req);
 	if (fd < 0 || off < 0) {
 		req->error = EBADF;
 		rf_req_finish(req);
@@ -435,7 +434,7 @@ static int dirbuf_add(struct rf_req *req, const char *name, const struct stat *s
 
 	if (req->replied || req->state != RQ_PLUGIN)
 		return -1;
-	if (namelen == 0 || namelen > NAME_MAX || req->reply_len + need > reply_limit(req))
+	if (namelen == 0 || namelen > NAME_MAX || req->reply_len + need > rf_reply_limit(req))
 		return -1;
 	memset(at, 0, need);
 	if (plus) {

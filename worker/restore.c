@@ -91,10 +91,14 @@ static struct rf_queue_stats *stats(struct rf_restore *rs)
 	return rs->w->queues[0].stats;
 }
 
-/* A record the table has no room for: not restorable, said once. */
+/* A record the table has no room for: not restorable, said once. In the
+ * plugin host, the keeper counts (the statistics are read-only here). */
 static void full(struct rf_restore *rs, const char *what)
 {
-	__atomic_add_fetch(&stats(rs)->restore_full, 1, __ATOMIC_RELAXED);
+	if (rs->w->host)
+		rf_chan_count(rs->w->queues[0].chan_fd, RF_CNT_RESTORE_FULL, 1, 0, 0);
+	else
+		__atomic_add_fetch(&stats(rs)->restore_full, 1, __ATOMIC_RELAXED);
 	if (!atomic_exchange(&rs->warned_full, true))
 		log_warnx("restore table full (restore_nodes = %u): %s past it will not survive "
 			  "the worker",
@@ -645,9 +649,14 @@ int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 	}
 	for (i = 0; i < fw.ndrop; i++)
 		rf_nodetab_del(&rs->files, fw.drop[i]);
-	stats(rs)->restored_nodes += nodes_done;
-	stats(rs)->restored_files += fw.done;
-	stats(rs)->restore_failed += nodes_failed + fw.failed;
+	if (rs->w->host) {
+		rf_chan_count(rs->w->queues[0].chan_fd, RF_CNT_RESTORED, nodes_done, fw.done,
+			      (int32_t)(nodes_failed + fw.failed));
+	} else {
+		stats(rs)->restored_nodes += nodes_done;
+		stats(rs)->restored_files += fw.done;
+		stats(rs)->restore_failed += nodes_failed + fw.failed;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (wk.n || fw.done || fw.failed)
 		log_info("restored %u node ids and %u open files of earlier workers in %.1f ms; "

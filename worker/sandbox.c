@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pool.h"
 #include "sandbox.h"
 
 #define NEWROOT "/tmp"
@@ -415,7 +416,7 @@ static const int denied[] = {
 	SCMP_SYS(shmget),
 };
 
-int rf_sandbox_seccomp_base(int ipc_fd)
+int rf_sandbox_seccomp_base(int ipc_fd, bool host, uint64_t pool_addr)
 {
 	struct sigaction sa;
 	scmp_filter_ctx ctx;
@@ -468,21 +469,34 @@ int rf_sandbox_seccomp_base(int ipc_fd)
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prctl), 1,
 				     SCMP_A0(SCMP_CMP_EQ, PR_SET_PDEATHSIG));
-	/* rings: only the register call a worker makes once it has dropped
-	 * its privileges (the queue threads enabled their rings before);
-	 * the ring's own restrictions apply too */
-	if (!r)
+	/* rings: only the register call the keeper makes once it has
+	 * dropped its privileges, installing files (its queue threads
+	 * enabled their rings before); the plugin host none (it enabled its
+	 * rings before); the rings' own restrictions apply too */
+	if (!r && host)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 0);
+	else if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(io_uring_register), 1,
 				     SCMP_A1(SCMP_CMP_NE, 6 /* IORING_REGISTER_FILES_UPDATE */));
+	/* The pool's records are mapped read-only in the plugin host, from a
+	 * read-only file: no mprotect() makes them writable. Stretching a
+	 * writable payload mapping of the same file over them would
+	 * (mremap), and so would remapping one's pages (remap_file_pages):
+	 * no mremap of the pool's stride, no remap_file_pages at all. */
+	if (!r && host && pool_addr)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(mremap), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, ~(uint64_t)(RF_POOL_STRIDE - 1),
+					     pool_addr));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(remap_file_pages), 0);
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return r;
 }
 
-int rf_sandbox_enter(struct rf_sandbox *sb)
+int rf_sandbox_enter_root(struct rf_sandbox *sb)
 {
-	char what[200];
 	int err;
 
 	sb->source_fd = -1;
@@ -508,6 +522,14 @@ int rf_sandbox_enter(struct rf_sandbox *sb)
 		snprintf(sb->failed, sizeof(sb->failed), "set rlimits");
 		return err;
 	}
+	return 0;
+}
+
+int rf_sandbox_enter_drop(struct rf_sandbox *sb)
+{
+	char what[200];
+	int err;
+
 	err = rf_sandbox_drop(sb->uid, sb->gid);
 	if (err < 0) {
 		snprintf(sb->failed, sizeof(sb->failed), "drop to uid %u gid %u",
@@ -519,7 +541,7 @@ int rf_sandbox_enter(struct rf_sandbox *sb)
 		snprintf(sb->failed, sizeof(sb->failed), "ask to die with the broker");
 		return err;
 	}
-	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd) : 0;
+	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd, sb->host, sb->pool_addr) : 0;
 	if (err < 0) {
 		snprintf(sb->failed, sizeof(sb->failed), "install the seccomp deny list");
 		return err;

@@ -4,6 +4,7 @@
 #define RINGFENCE_SANDBOX_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -38,15 +39,22 @@ int rf_sandbox_status_ok(const char *status, uid_t uid, gid_t gid, bool seccomp,
  * rf_sandbox_drop() clears any earlier setting), and exit now if it is
  * already gone (@ipc_fd hung up). Call after rf_sandbox_drop(). */
 int rf_sandbox_tie_to_broker(int ipc_fd);
-/* The deny-list stage; trapped calls are reported on @ipc_fd. */
-int rf_sandbox_seccomp_base(int ipc_fd);
+/* The deny-list stage; trapped calls are reported on @ipc_fd. The plugin
+ * host's (@host) differs in two rules: no io_uring_register at all, and
+ * no mremap() of the stride of the pool at @pool_addr. */
+int rf_sandbox_seccomp_base(int ipc_fd, bool host, uint64_t pool_addr);
 
 /* Everything above in order, the worker's way from trusted start-up into
- * its sandbox: root (if @sandboxed), the source opened as /source, limits,
- * the privilege drop, death with the broker, the deny list (if
- * @sandboxed). 0, or -errno with the step that failed in @failed. */
+ * its sandbox, in two parts: root (if @sandboxed), the source opened as
+ * /source, limits (rf_sandbox_enter_root, once, before the plugin host is
+ * forked); then in each process the privilege drop, death with the
+ * broker, the deny list (if @sandboxed) and the check of every thread
+ * (rf_sandbox_enter_drop). 0, or -errno with the step that failed in
+ * @failed. */
 struct rf_sandbox {
 	int sandboxed; /* 0 only for ringfenced --bench-unsafe=no-sandbox */
+	bool host; /* the plugin host's deny list (rf_sandbox_seccomp_base) */
+	uint64_t pool_addr;
 	const char *source; /* "" if none */
 	int read_only;
 	rlim_t nofile, data, fsize, nproc;
@@ -56,6 +64,7 @@ struct rf_sandbox {
 	int source_fd; /* out: an O_PATH of the source, -1 if none */
 	char failed[256]; /* out */
 };
-int rf_sandbox_enter(struct rf_sandbox *sb);
+int rf_sandbox_enter_root(struct rf_sandbox *sb);
+int rf_sandbox_enter_drop(struct rf_sandbox *sb);
 
 #endif /* RINGFENCE_SANDBOX_H */

@@ -8,8 +8,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "channel.h"
 #include "fuse_uapi.h"
 #include "msg.h"
 #include "pool.h"
@@ -48,6 +50,7 @@ struct rf_req {
 	bool candidate; /* a dead entry that ended a lost request may use this slot */
 	bool zc; /* the request's file data is in the client's pages, buffer
 		  * RF_BUF_INDEX_ZC + idx of the ring, not in the pool */
+	bool noreply; /* keeper: a FORGET or INTERRUPT the host is told of */
 	uint64_t mark; /* the header's commit id as we left it, while a candidate */
 	struct rf_slot_state *ss; /* this slot's record in the pool */
 	enum rf_req_state state;
@@ -84,6 +87,9 @@ struct rf_req {
 	uint64_t off;
 	uint32_t len;
 	uint32_t done;
+	/* host: how its data moved (RF_CHF_INLINE, RF_CHF_FIXED) and how much */
+	uint8_t done_flags;
+	uint32_t moved;
 
 	struct rf_req *mbox_next;
 };
@@ -125,6 +131,27 @@ struct rf_queue {
 	 * operation of the request it last handed to the plugin */
 	pid_t tid;
 	uint32_t learn_op;
+
+	/* the channel between keeper and host (channel.h): this process's
+	 * end; records to send at the next flush */
+	int chan_fd;
+	struct rf_chan_rec tx[RF_CHAN_BATCH];
+	uint32_t ntx;
+	/* keeper: the channel's posted RECVMSG; host: its READ */
+	struct rf_chan_rec rx[RF_CHAN_BATCH];
+	struct msghdr rx_msg;
+	struct iovec rx_iov;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} rx_cmsg;
+	/* host: its own ring, for the channel, the mailbox and file data */
+	int hring_fd;
+	struct io_uring_params hparams;
+	struct io_uring hring;
+	int hevfd;
+	uint64_t hev_buf;
+	int host_chan_fd; /* the host's end, until the fork hands it over */
 };
 
 /*
@@ -170,6 +197,12 @@ struct rf_worker {
 	pthread_cond_t start_cond;
 	uint32_t prepared; /* queue threads done with their trusted start-up */
 	bool serving; /* the main thread let them register and serve */
+	/* two processes (host.c): this one runs the plugin; the other, the
+	 * keeper's, is the one the broker started */
+	bool host;
+	pid_t host_pid; /* keeper: the host's, 0 with no host (the EIO responder) */
+	bool host_ready; /* keeper: the host said it serves (under start_lock) */
+	int pool_ro_fd; /* the pool, read-only: the host maps its records so */
 };
 
 /* queue.c: start every queue's thread and wait until each has enabled its
@@ -183,10 +216,29 @@ int rf_queues_prepare(struct rf_worker *w, char *why, size_t len);
 void rf_queues_serve(struct rf_worker *w);
 void rf_queue_wake(struct rf_queue *q);
 void rf_req_finish(struct rf_req *req);
+/* host.c (its comment says what the host is): before the fork, as root,
+ * the host's channels and rings (0, or -errno with what in @why); after
+ * it, each process lets go of the other's parts; the host maps the
+ * pool's records read-only. Then the host serves (returns when the keeper
+ * says STOP) and replies from any host thread (rf_host_finish). In the keeper: the host is
+ * waited for at start, told PING and STOP, reaped; and a host that died
+ * ends the keeper with its status (rf_host_lost does not return). */
+int rf_host_prepare(struct rf_worker *w, char *why, size_t len);
+void rf_host_forked_keeper(struct rf_worker *w);
+int rf_host_enter(struct rf_worker *w, char *why, size_t len);
+int rf_host_serve(struct rf_worker *w);
+void rf_host_finish(struct rf_req *req);
+void rf_host_wait_ready(struct rf_worker *w);
+void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
+void rf_host_reap(struct rf_worker *w);
+void rf_host_lost(struct rf_worker *w, const char *why) __attribute__((noreturn));
+
 /* reply.c: whether @len bytes at @buf are directory entries a client may
  * be given (READDIRPLUS's if @plus): each whole, its name 1 to NAME_MAX
  * bytes with no '/' and no NUL; else false, and why. Pure. */
 bool rf_dirents_ok(const void *buf, uint32_t len, bool plus, char *why, size_t whylen);
+/* reply.c: the most bytes @req may carry back */
+uint32_t rf_reply_limit(const struct rf_req *req);
 /* data.c: whether the source is on a memory file system (once, at start) */
 void rf_data_probe_source(struct rf_worker *w);
 
@@ -209,9 +261,17 @@ int rf_learn_start(struct rf_worker *w, const struct rf_sc_policy *p);
 /* Parse the request in @req (in, arg0, rest filled) and call the plugin.
  * Malformed requests are answered EINVAL/EIO without reaching the plugin. */
 void rf_dispatch(struct rf_req *req);
-/* FORGET, BATCH_FORGET and INTERRUPT: no reply. Returns true if handled. */
+/* The keeper's part: count the request in its queue's statistics; and
+ * whether it is the broker's kick (recovery.c), which the keeper answers. */
+void rf_dispatch_count(struct rf_req *req);
+bool rf_dispatch_kick(const struct rf_req *req);
+/* FORGET, BATCH_FORGET and INTERRUPT: no reply. Returns true if handled
+ * (the host: the plugin is told). rf_noreply_count, the keeper's part:
+ * counts them; true for these three. */
 bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
 			 const char *args, uint32_t args_len);
+bool rf_noreply_count(struct rf_queue *q, const struct fuse_in_header *in, const char *args,
+		      uint32_t args_len);
 
 /* Plugin id to kernel id; 0 for an id that cannot be tagged. */
 static inline uint64_t rf_id_out(const struct rf_worker *w, uint64_t id)

@@ -250,11 +250,18 @@ rf_wait_state() {
 # Worker PID of tenant $1.
 rf_worker() { rf_field "$1" worker; }
 
-# Assert the worker of tenant $1 holds no /dev/fuse descriptor and runs
-# without privilege.
+# Assert worker $1 and its plugin host (where it has one) hold no
+# /dev/fuse descriptor and run without privilege.
 rf_assert_worker_fenced() {
+	local host
+	[ -n "$1" ] && [ "$1" != 0 ] || rf_fail "no worker pid"
+	rf_assert_process_fenced "$1"
+	host=$(rf_host "$1")
+	[ -z "$host" ] || rf_assert_process_fenced "$host"
+}
+
+rf_assert_process_fenced() {
 	local pid=$1 fds
-	[ -n "$pid" ] && [ "$pid" != 0 ] || rf_fail "no worker pid"
 	fds=$(ls -l "/proc/$pid/fd" 2>/dev/null | grep -c '/dev/fuse' || true)
 	[ "$fds" = 0 ] || rf_fail "worker $pid holds $fds /dev/fuse descriptors"
 	grep -qE '^Uid:[[:space:]]*([1-9][0-9]*)[[:space:]]+\1[[:space:]]+\1[[:space:]]+\1$' "/proc/$pid/status" ||
@@ -265,32 +272,48 @@ rf_assert_worker_fenced() {
 	grep -q '^Seccomp:[[:space:]]*2' "/proc/$pid/status" || rf_fail "worker has no seccomp filter"
 }
 
-# Assert that worker $1 (of a mount with $2 queues) holds exactly the
-# descriptors the design gives it: 0-2 on /dev/null, the broker channel
-# (3), one ring per queue from 4 on, one wake-up eventfd per queue, and
-# otherwise only files of its own source (/source in its root).
+# rf_host PID: the plugin host of worker PID (its one child), or nothing
+rf_host() {
+	awk '{ print $1 }' "/proc/$1/task/$1/children" 2>/dev/null
+}
+
+# Assert that worker $1 (of a mount with $2 queues) and its plugin host
+# hold exactly the descriptors the design gives them: 0-2 on /dev/null, the
+# broker channel (3), one ring, one wake-up eventfd and one channel between
+# the two per queue; the keeper's rings from 4 on, and only the host files
+# of its own source (/source in its root).
 rf_assert_worker_fds() {
-	local pid=$1 nq=$2 fd link rings=0 evs=0 i
+	local host
+	rf_assert_process_fds "$1" "$2" keeper
+	host=$(rf_host "$1")
+	[ -n "$host" ] || rf_fail "worker $1 has no plugin host"
+	rf_assert_process_fds "$host" "$2" host
+}
+
+rf_assert_process_fds() {
+	local pid=$1 nq=$2 role=$3 fd link rings=0 evs=0 socks=0 i
 	for i in 0 1 2; do
 		[ "$(stat -L -c %F:%t:%T "/proc/$pid/fd/$i" 2>/dev/null)" = "character special file:1:3" ] ||
-			rf_fail "worker $pid: fd $i is $(readlink "/proc/$pid/fd/$i"), not /dev/null"
+			rf_fail "$role $pid: fd $i is $(readlink "/proc/$pid/fd/$i"), not /dev/null"
 	done
-	case $(readlink "/proc/$pid/fd/3") in socket:*) ;; *) rf_fail "worker $pid: fd 3 is not its socket" ;; esac
+	case $(readlink "/proc/$pid/fd/3") in socket:*) ;; *) rf_fail "$role $pid: fd 3 is not its socket" ;; esac
 	for fd in /proc/"$pid"/fd/*; do
 		i=${fd##*/}
 		link=$(readlink "$fd") || continue # closed meanwhile
-		case $i:$link in
-		0:* | 1:* | 2:* | 3:*) ;;
+		case $role:$i:$link in
+		*:0:* | *:1:* | *:2:*) ;;
+		*:socket:*) socks=$((socks + 1)) ;;
 		*:anon_inode:\[io_uring\])
-			[ "$i" -ge 4 ] && [ "$i" -lt $((4 + nq)) ] || rf_fail "worker $pid: a ring at fd $i"
+			[ "$role" = host ] || { [ "$i" -ge 4 ] && [ "$i" -lt $((4 + nq)) ]; } ||
+				rf_fail "$role $pid: a ring at fd $i"
 			rings=$((rings + 1)) ;;
 		*:anon_inode:\[eventfd\]) evs=$((evs + 1)) ;;
-		*:/source | *:/source/*) ;;
-		*) rf_fail "worker $pid: fd $i is $link, which the design does not give a worker" ;;
+		host:*:/source | host:*:/source/*) ;;
+		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac
 	done
-	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] ||
-		rf_fail "worker $pid: $rings rings and $evs eventfds for $nq queues"
+	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] && [ "$socks" = $((nq + 1)) ] ||
+		rf_fail "$role $pid: $rings rings, $evs eventfds and $socks sockets for $nq queues"
 }
 
 # rf_kill_during_makes TENANT DIR: uid 2001 makes files, directories and

@@ -85,9 +85,8 @@ for c in 1 2; do
 		rf_log "  client $c: $calls calls, the slowest $worst s, $slow over 5 s"
 		[ "$calls" -gt 20 ] || rf_fail "client $c made only $calls calls"
 	else
-		# a call the plugin never answers while it fakes its slot
-		# records (which the watchdog reads) waits until the tenant
-		# stops: its own clients are the plugin's to make wait
+		# a call still in the kernel when the chaos ended: the
+		# watchdog or the stop ends it (the next check)
 		pid=${CLIENTS[$((c - 1))]}
 		rf_log "  client $c is still in a call 15 s after the end: $(grep State "/proc/$pid/status"), in $(head -3 "/proc/$pid/stack" | tr '\n' ' ')"
 	fi
@@ -95,11 +94,13 @@ done
 # the chaos did what it is for: deaths, each said why
 crashes=$(rf_field ch crashes)
 [ "$crashes" -ge 5 ] || rf_fail "only $crashes deaths of the chaos worker: it did too little"
-pool=$(grep -c "ch: killing worker [0-9]*: pool: " "$T/broker.log")
+# the pool's control area is read-only in the plugin's process: a scribble
+# faults there (the broker's pool check stays for what the keeper writes)
+pool=$(grep -c "ch: worker exited: its plugin host was killed by signal 11" "$T/broker.log")
 ipc=$(grep -cE "ch: killing worker [0-9]*: (malformed message|message|descriptors|IPC)" "$T/broker.log")
 gaveup=$(grep -cE "ch: worker: queue [0-9]*: the kernel (refused commit id|knows no request)" "$T/broker.log")
 watchdog=$(rf_field ch watchdog_kills)
-rf_log "  $crashes deaths: $pool for the pool, $ipc for IPC, $gaveup gave up on a reply the kernel refused, $watchdog by the watchdog"
+rf_log "  $crashes deaths: $pool faults on the pool, $ipc for IPC, $gaveup gave up on a reply the kernel refused, $watchdog by the watchdog"
 [ "$pool" -ge 1 ] && [ "$ipc" -ge 1 ] || rf_fail "the chaos never hit the pool ($pool) or the channel ($ipc)"
 grep -q "ch: worker: chaos: seed [0-9]*" "$T/broker.log" || rf_fail "no seed in the log"
 [ "$(cat /proc/sys/kernel/tainted)" = "$taint0" ] ||

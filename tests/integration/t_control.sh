@@ -21,8 +21,11 @@ WA=$(rf_worker a) WB=$(rf_worker b) WC=$(rf_worker c)
 [ "$(ls /proc/"$WA"/root/source)" = fa ] && [ "$(ls /proc/"$WB"/root/source)" = fb ] ||
 	rf_fail "a worker sees more than its own source"
 for w in "$WA" "$WB" "$WC"; do
-	others=$(ls /proc/"$w"/root/proc | grep -E '^[0-9]+$' | grep -vx 1 | tr '\n' ' ')
-	[ -z "$others" ] || rf_fail "worker $w sees processes $others"
+	# itself (PID 1 of its namespace) and its plugin host, by the host's
+	# pid in that namespace
+	h=$(awk '/^NSpid:/ { print $NF }' "/proc/$(rf_host "$w")/status")
+	others=$(ls /proc/"$w"/root/proc | grep -E '^[0-9]+$' | grep -vx 1 | grep -vx "$h" | tr '\n' ' ')
+	[ -n "$h" ] && [ -z "$others" ] || rf_fail "worker $w (host $h) sees processes $others"
 done
 grep -q '^Uid:[[:space:]]*1[[:space:]]' "/proc/$WB/status" || rf_fail "tenant b does not run as daemon"
 

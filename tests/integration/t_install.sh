@@ -66,8 +66,10 @@ RINGFENCED=$P/sbin/ringfenced RF_DEFAULT_CONFIG=1 rf_start pt motd
 W=$(rf_worker pt)
 [ "$(readlink "/proc/$W/exe")" = "$P/libexec/ringfence/ringfence-worker" ] ||
 	rf_fail "the worker is $(readlink "/proc/$W/exe")"
-grep -q " $P/lib/ringfence/plugins/passthrough.so$" "/proc/$W/maps" ||
-	rf_fail "the worker did not load the installed passthrough.so"
+# the plugin is loaded in the worker's plugin host, and only there
+grep -q " $P/lib/ringfence/plugins/passthrough.so$" "/proc/$(rf_host "$W")/maps" ||
+	rf_fail "the worker's plugin host did not load the installed passthrough.so"
+grep -q "passthrough.so" "/proc/$W/maps" && rf_fail "the keeper loaded the plugin"
 echo data >"$T/pt.mnt/f" && [ "$(cat "$T/src/f")" = data ] || rf_fail "passthrough round trip"
 [ "$(cat "$T/motd.mnt/motd")" = "Built outside the tree." ] || rf_fail "motd says: $(cat "$T/motd.mnt/motd")"
 [ "$(ls "$T/motd.mnt")" = motd ] || rf_fail "motd lists: $(ls "$T/motd.mnt")"

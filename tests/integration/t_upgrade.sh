@@ -58,8 +58,9 @@ python3 -c 'import time; print("%.6f" % time.time())' >>"$T/kills"
 # by inode: the path maps shows is the worker's view, after its pivot_root
 # (in the 7.3 guest, where /tmp is a mount of its own, it lacks "/tmp")
 ino=$(stat -c %i "$T/passthrough-v2.so")
-awk -v i="$ino" '$5 == i && /passthrough-v2.so$/ { f = 1 } END { exit !f }' "/proc/$(rf_worker up)/maps" ||
-	rf_fail "the new file (inode $ino) is not mapped: $(grep passthrough "/proc/$(rf_worker up)/maps" | head -2)"
+hp=$(rf_host "$(rf_worker up)")
+awk -v i="$ino" '$5 == i && /passthrough-v2.so$/ { f = 1 } END { exit !f }' "/proc/$hp/maps" ||
+	rf_fail "the new file (inode $ino) is not mapped in the plugin host: $(grep passthrough "/proc/$hp/maps" | head -2)"
 [ "$(rf_client step 2)" = ok ] || rf_fail "after the second upgrade"
 sleep 1
 touch "$T/load-stop"

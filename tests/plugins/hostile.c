@@ -96,9 +96,14 @@ static int a_procroot(void)
 /* look for any other process (the broker, another tenant) in /proc */
 static int a_procscan(void)
 {
-	char p[64];
+	char p[64], own[32], self[16] = "";
 	int pid;
 
+	/* our pid as the namespace's /proc says (getpid is no call the
+	 * shipped policy allows) */
+	if (readlinkat(AT_FDCWD, "/proc/self", self, sizeof(self) - 1) < 0)
+		return errno;
+	snprintf(own, sizeof(own), "\nTgid:\t%s\n", self);
 	for (pid = 2; pid < 1 << 16; pid++) {
 		char st[2048];
 		ssize_t n;
@@ -114,8 +119,9 @@ static int a_procscan(void)
 		n = read(fd, st, sizeof(st) - 1);
 		close(fd);
 		st[n > 0 ? n : 0] = '\0';
-		/* our own threads are there; anything else is a leak */
-		if (!strstr(st, "\nTgid:\t1\n"))
+		/* our own threads are there, and the keeper's (PID 1 of the
+		 * namespace, whose child we are); anything else is a leak */
+		if (!strstr(st, "\nTgid:\t1\n") && !strstr(st, own))
 			return SUCCEEDED;
 	}
 	return ENOENT;
@@ -358,12 +364,22 @@ static int a_ipc_fd(void)
 	return result(rf_fdpass_send(3, &m, sizeof(m), &fd, 1));
 }
 
-/* Submit straight on this queue's ring, bypassing the framework. The ring's
- * restrictions answer; the completion lands in the framework's loop, which
- * logs it as unexpected. Replies EINPROGRESS: the verdict is in the log. */
-static int ring_submit(struct rf_req *req, int opcode, int fixed, uint64_t tag)
+/*
+ * The rings within the plugin's reach: its process (the plugin host) has
+ * one per queue, the host's own, for file data; the FUSE rings are the
+ * keeper's, in another process. Each attack submits straight on it,
+ * bypassing the framework: the ring's restrictions answer, and the
+ * completion lands in the host's loop, which logs it as unexpected (the
+ * test reads the verdict there). Replies EINPROGRESS.
+ */
+static struct io_uring *own_ring(struct rf_req *req)
 {
-	struct io_uring *ring = &req->q->ring;
+	return &req->q->hring;
+}
+
+static int ring_submit(struct rf_req *req, int opcode, uint64_t tag)
+{
+	struct io_uring *ring = own_ring(req);
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	static char buf[64];
 
@@ -375,8 +391,6 @@ static int ring_submit(struct rf_req *req, int opcode, int fixed, uint64_t tag)
 		sqe->len = 0;
 		sqe->fd = AT_FDCWD;
 	}
-	if (fixed)
-		sqe->flags |= IOSQE_FIXED_FILE;
 	sqe->user_data = tag;
 	io_uring_submit(ring);
 	return EINPROGRESS;
@@ -388,24 +402,24 @@ static int a_ring_buffers(struct rf_req *req)
 		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 4096
 	};
 
-	return result(syscall(SYS_io_uring_register, req->q->ring_fd, 0 /* BUFFERS */, &iov, 1));
+	return result(syscall(SYS_io_uring_register, req->q->hring_fd, 0 /* BUFFERS */, &iov, 1));
 }
 
 /*
  * "zcfile": opened RF_OPEN_FD_IO, so that on a zero-copy queue its reads
- * arrive with the client's pages in the entry's buffer slot. The first
+ * arrive with the client's pages in the FUSE ring's buffer slot. The first
  * ZC_READ bytes are answered from memory, which the framework must refuse
- * (EIO); a read at ZC_READ attacks the zero-copy slots and the queue's
- * set-up straight on the ring, each SQE tagged 0xbadN0 or 0xbadN8 (the
- * framework's tag bits clear) for the test to find its result in the
- * broker's log, and answers EINPROGRESS.
+ * (EIO); a read at ZC_READ reaches for the client's pages and the queue's
+ * set-up from the plugin's own ring, each SQE tagged 0xbadN0 or 0xbadN8
+ * for the test to find its result in the broker's log, and answers
+ * EINPROGRESS.
  */
 #define ZC_READ 4096
 
-static void ring_cmd(struct rf_req *req, uint32_t op, uint64_t flags, int fixed, uint16_t index,
-		     uint64_t tag)
+/* A FUSE io-uring command on the plugin's own ring */
+static void ring_cmd(struct rf_req *req, uint32_t op, uint64_t flags, uint64_t tag)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(own_ring(req));
 	struct fuse_uring_cmd_req *c;
 	static char own[1 << 20] __attribute__((aligned(4096)));
 
@@ -417,114 +431,92 @@ static void ring_cmd(struct rf_req *req, uint32_t op, uint64_t flags, int fixed,
 		c->bufpool.uaddr = (uint64_t)(uintptr_t)own;
 		c->bufpool.len = sizeof(own);
 	}
-	if (fixed) {
-		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
-		sqe->buf_index = index;
-	}
+	sqe->flags = 0; /* the host's ring allows no SQE flag, and has no fixed file */
 	sqe->user_data = tag;
 }
 
-static void ring_fixed(struct rf_req *req, int opcode, uint64_t addr, uint32_t len, int index,
-		       uint64_t tag)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
-
-	if (!sqe)
-		return;
-	io_uring_prep_rw(opcode, sqe, RF_FILE_SLOT_DATA + (int)req->idx, (void *)(uintptr_t)addr,
-			 len, 0);
-	sqe->buf_index = (uint16_t)index;
-	sqe->flags |= IOSQE_FIXED_FILE;
-	sqe->user_data = tag;
-}
-
-/* A fresh entry whose payload is not the queue's pool (a zero-copy slot):
- * the kernel refuses it, and a refused REGISTER turns FUSE io-uring off for
- * the whole connection, so this tenant stops answering: only its own
- * clients suffer. */
+/* A fresh FUSE entry, whose payload is a zero-copy slot, from the
+ * plugin's own ring. */
 static int register_foreign(struct rf_req *req)
 {
 	static char hdr[sizeof(struct fuse_uring_req_header)];
 	static struct iovec iov[2] = { { hdr, sizeof(hdr) }, { NULL, 0 } };
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(own_ring(req));
 
 	if (!sqe)
 		return EBUSY;
 	rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_REGISTER, (uint16_t)req->q->qid, 0);
+	sqe->flags = 0;
 	sqe->addr = (uint64_t)(uintptr_t)iov;
 	sqe->len = 2;
 	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 	sqe->buf_index = RF_BUF_INDEX_ZC + req->idx;
 	sqe->user_data = 0xbad50;
-	io_uring_submit(&req->q->ring);
+	io_uring_submit(own_ring(req));
 	return EINPROGRESS;
 }
 
-/* REGISTER in a loop on this queue's ring: each is a FUSE entry the
- * kernel allocates (docs/security.md: what bounds them). The count comes
- * from the option register_bomb=N (default 100000). */
+/* FUSE commands in a loop on the plugin's ring: REGISTER (each one a FUSE
+ * entry the kernel would allocate, issue 19 item 3) or COMMIT_AND_FETCH
+ * with ids that do not exist (each one a kernel log line, item 2). The
+ * count comes from the option register_bomb=N (default 100000). */
 static unsigned long bomb_count = 100000;
 
-static int register_bomb(struct rf_req *req)
+static int cmd_bomb(struct rf_req *req, uint32_t op)
 {
 	static char hdr[sizeof(struct fuse_uring_req_header)];
 	static struct iovec iov[2] = { { hdr, sizeof(hdr) }, { NULL, 0 } };
+	struct io_uring *ring = own_ring(req);
 	unsigned long i, sent = 0;
 
 	iov[1].iov_base = req->payload;
 	iov[1].iov_len = req->payload_cap;
 	for (i = 0; i < bomb_count; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&req->q->ring);
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
 		if (!sqe) {
-			int r = io_uring_submit(&req->q->ring);
+			int r = io_uring_submit(ring);
 
 			if (r < 0)
 				break;
 			sent += (unsigned long)r;
-			sqe = io_uring_get_sqe(&req->q->ring);
+			sqe = io_uring_get_sqe(ring);
 			if (!sqe)
 				break;
 		}
-		rf_prep_fuse_cmd(sqe, FUSE_IO_URING_CMD_REGISTER, (uint16_t)req->q->qid, 0);
+		rf_prep_fuse_cmd(sqe, op, (uint16_t)req->q->qid, 2 * i + 1000000);
+		sqe->flags = 0;
 		sqe->addr = (uint64_t)(uintptr_t)iov;
 		sqe->len = 2;
 		sqe->user_data = 0xbad60;
 	}
-	sent += (unsigned long)io_uring_submit(&req->q->ring);
-	test_log("register_bomb: %lu REGISTER commands submitted", sent);
+	sent += (unsigned long)io_uring_submit(ring);
+	test_log("%s bomb: %lu commands submitted",
+		 op == FUSE_IO_URING_CMD_REGISTER ? "REGISTER" : "COMMIT_AND_FETCH", sent);
 	return EINPROGRESS;
 }
 
 static int zc_attack(struct rf_req *req)
 {
-	uint32_t depth = req->q->w->cfg.depth, own = RF_BUF_INDEX_ZC + req->idx;
+	struct io_uring_sqe *sqe;
 	int fd = openat(source_fd, "zcdata", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA + req->idx,
-					    .fds = (uint64_t)(uintptr_t)&fd };
 	static char data[2 * ZC_READ];
 
-	if (fd < 0 || pwrite(fd, data, sizeof(data), 0) < 0 ||
-	    syscall(SYS_io_uring_register, req->q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1) <
-		    0)
+	if (fd < 0 || pwrite(fd, data, sizeof(data), 0) < 0)
 		return errno;
+	/* the client's pages are in the FUSE ring's buffer table, not in
+	 * this one's: a slot past its table */
+	sqe = io_uring_get_sqe(own_ring(req));
+	if (sqe) {
+		io_uring_prep_read_fixed(sqe, fd, data, ZC_READ, 0, 1000);
+		sqe->user_data = 0xbad10;
+	}
+	/* the queue again, a zero-copy one, or plain; a pool of its own */
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_QUEUE, FUSE_URING_ZERO_COPY, 0xbad30);
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_QUEUE, 0, 0xbad38);
+	ring_cmd(req, FUSE_IO_URING_CMD_ADD_BUFPOOL, 0, 0xbad40);
+	io_uring_submit(own_ring(req));
 	close(fd);
-	/* past the end of this request's own pages */
-	ring_fixed(req, IORING_OP_READ_FIXED, ZC_READ, ZC_READ, (int)own, 0xbad10);
-	/* the pages of a read are the server's to fill, not to read */
-	ring_fixed(req, IORING_OP_WRITE_FIXED, 0, ZC_READ, (int)own, 0xbad18);
-	/* another entry's slot (empty: the test's client reads alone) */
-	ring_fixed(req, IORING_OP_READ_FIXED, 0, ZC_READ,
-		   (int)(RF_BUF_INDEX_ZC + (req->idx + 1) % depth), 0xbad20);
-	/* past the ring's buffer table */
-	ring_fixed(req, IORING_OP_READ_FIXED, 0, ZC_READ, (int)(RF_BUF_INDEX_ZC + depth), 0xbad28);
-	/* the queue again, a zero-copy one (CAP_SYS_ADMIN is gone), or plain */
-	ring_cmd(req, FUSE_IO_URING_CMD_ADD_QUEUE, FUSE_URING_ZERO_COPY, 0, 0, 0xbad30);
-	ring_cmd(req, FUSE_IO_URING_CMD_ADD_QUEUE, 0, 0, 0, 0xbad38);
-	/* a pool of its own, registered or not */
-	ring_cmd(req, FUSE_IO_URING_CMD_ADD_BUFPOOL, 0, 0, 0, 0xbad40);
-	ring_cmd(req, FUSE_IO_URING_CMD_ADD_BUFPOOL, 0, 1, (uint16_t)own, 0xbad48);
-	io_uring_submit(&req->q->ring);
 	return EINPROGRESS;
 }
 
@@ -744,6 +736,30 @@ static int a_pool_punch(void)
 	return result(madvise(base, ((struct rf_pool_ctl *)base)->ctl_size, MADV_REMOVE));
 }
 
+/* The records are mapped read-only, from a read-only file; a writable
+ * payload mapping of the same file, stretched, would reach them: the
+ * first writable mapping of the pool, grown by a page and moved. */
+static int a_pool_stretch(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	void *at = NULL, *q;
+	unsigned long lo, hi;
+	char perms[8];
+
+	if (!f)
+		return errno;
+	while (!at && fgets(line, sizeof(line), f))
+		if (strstr(line, "memfd:ringfence-pool") &&
+		    sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[1] == 'w')
+			at = (void *)lo;
+	fclose(f);
+	if (!at)
+		return ENOENT;
+	q = mremap(at, hi - lo, hi - lo + 4096, MREMAP_MAYMOVE);
+	return q == MAP_FAILED ? errno : SUCCEEDED;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -791,6 +807,7 @@ static const struct {
 	{ "exit3", a_exit3 },
 	{ "pool_zero", a_pool_zero },
 	{ "pool_punch", a_pool_punch },
+	{ "pool_stretch", a_pool_stretch },
 	{ "shmanon", a_shmanon },
 	{ "memfd", a_memfd },
 	{ "shmget", a_shmget },
@@ -826,15 +843,36 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	}
 	name += 7;
 	if (!strcmp(name, "ring_openat")) {
-		rf_reply_err(req, ring_submit(req, IORING_OP_OPENAT, 1, 0xbad0));
+		rf_reply_err(req, ring_submit(req, IORING_OP_OPENAT, 0xbad0));
 		return;
 	}
-	if (!strcmp(name, "ring_nofixed")) {
-		rf_reply_err(req, ring_submit(req, IORING_OP_READ, 0, 0xbad8));
+	if (!strcmp(name, "ring_fuse")) {
+		/* a FUSE command: REGISTER, on the ring the plugin has */
+		ring_cmd(req, FUSE_IO_URING_CMD_REGISTER, 0, 0xbad8);
+		io_uring_submit(own_ring(req));
+		rf_reply_err(req, EINPROGRESS);
+		return;
+	}
+	if (!strcmp(name, "ring_drain")) {
+		/* IO_DRAIN on its ring: refused, and once that wedged the ring */
+		struct io_uring_sqe *sqe = io_uring_get_sqe(own_ring(req));
+		static char b[8];
+
+		if (sqe) {
+			io_uring_prep_read(sqe, 0, b, sizeof(b), 0);
+			sqe->flags = IOSQE_IO_DRAIN;
+			sqe->user_data = 0xbad70;
+			io_uring_submit(own_ring(req));
+		}
+		rf_reply_err(req, EINPROGRESS);
 		return;
 	}
 	if (!strcmp(name, "register_bomb")) {
-		rf_reply_err(req, register_bomb(req));
+		rf_reply_err(req, cmd_bomb(req, FUSE_IO_URING_CMD_REGISTER));
+		return;
+	}
+	if (!strcmp(name, "commit_bomb")) {
+		rf_reply_err(req, cmd_bomb(req, FUSE_IO_URING_CMD_COMMIT_AND_FETCH));
 		return;
 	}
 	if (!strcmp(name, "register_foreign")) {
@@ -847,12 +885,13 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	}
 	if (!strcmp(name, "ring_enable")) {
 		/* the queue threads enabled their rings before the drop */
-		rf_reply_err(req, result(syscall(SYS_io_uring_register, req->q->ring_fd,
+		rf_reply_err(req, result(syscall(SYS_io_uring_register, req->q->hring_fd,
 						 IORING_REGISTER_ENABLE_RINGS, NULL, 0)));
 		return;
 	}
 	if (!strcmp(name, "badunique")) {
-		/* answer some other request: corrupt the id the commit uses */
+		/* answer some other request: corrupt the id the commit used
+		 * to take (the host's copy: the keeper commits by its own) */
 		req->in.unique += 1000;
 		rf_reply_err(req, ENOENT);
 		return;
@@ -875,6 +914,8 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 		__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
 		return;
 	}
+	if (!strcmp(name, "noanswer"))
+		return; /* and never will */
 	if (!strcmp(name, "oversize")) {
 		/* 16 bytes where the kernel expects a 128-byte entry */
 		rf_reply_data(req, buf, sizeof(buf));

@@ -196,7 +196,7 @@ START_TEST(test_defaults_without_controllers)
 	ck_assert_int_eq(rf_cgroup_setup(&t), 0);
 	ck_assert_str_eq(t.cg.mechanism, "rlimits");
 	ck_assert_int_eq(t.cg.ngroups, 0);
-	ck_assert_uint_eq(rf_cgroup_nproc(&t), 65); /* RLIMIT_NPROC holds the tasks */
+	ck_assert_uint_eq(rf_cgroup_nproc(&t), 66); /* RLIMIT_NPROC holds the tasks */
 }
 END_TEST
 
@@ -207,9 +207,9 @@ START_TEST(test_v2_defaults)
 	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
 	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory,pids,cpu)");
 	ck_assert_str_eq(get("ringfence/alpha/memory.max"), "1073741824");
-	/* RF_DEFAULT_PIDS_SPARE beyond one thread per queue (no broker here:
-	 * one queue) */
-	ck_assert_str_eq(get("ringfence/alpha/pids.max"), "65");
+	/* RF_DEFAULT_PIDS_SPARE beyond a thread per queue in each of the
+	 * worker's two processes (no broker here: one queue) */
+	ck_assert_str_eq(get("ringfence/alpha/pids.max"), "66");
 	ck_assert_str_eq(get("ringfence/alpha/cpu.weight"), "100");
 	ck_assert(t.cg.sched_idle); /* a cpu group of its own */
 }
@@ -222,7 +222,7 @@ START_TEST(test_v2_defaults_partial)
 	ck_assert_int_eq(rf_cgroup_setup_version(&t, 2), 0);
 	ck_assert_str_eq(t.cg.mechanism, "cgroup2(memory)");
 	ck_assert_str_eq(get("cgroup.subtree_control"), "+memory ");
-	ck_assert_uint_eq(rf_cgroup_nproc(&t), 65);
+	ck_assert_uint_eq(rf_cgroup_nproc(&t), 66);
 	ck_assert(!t.cg.sched_idle); /* no cpu group: the normal policy */
 }
 END_TEST

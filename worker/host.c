@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The plugin host: the worker's second process.
+ *
+ * The worker is two processes of the tenant's uid, in one sandbox. The
+ * keeper (the process the broker started, PID 1 of the worker's PID
+ * namespace) holds the FUSE rings and writes every record the kernel, the
+ * broker and a successor read: reply headers, the slot records, the seen
+ * table, the statistics. The host, its child, runs the plugin: it holds
+ * no FUSE ring and no /dev/fuse, and maps the pool's control area and
+ * every slot's header area read-only, from a read-only descriptor it
+ * closes before the plugin is loaded, so no mprotect() can make them
+ * writable again; the mappings that could be stretched over them (mremap)
+ * are refused by its seccomp deny list. What the plugin writes are
+ * payloads, and the records it sends the keeper (channel.h), which the
+ * keeper checks against its own records before any of it reaches the
+ * kernel. So a plugin cannot submit a FUSE ring command, write a reply
+ * header, mark a request answered, or fake what the watchdog reads.
+ *
+ * File data still moves by fixed-buffer ops: the host has a ring of its
+ * own per queue, made by the keeper while still root (its pinned payload
+ * buffers charge no one's RLIMIT_MEMLOCK), with the queue's payload
+ * buffers registered and restrictions that allow READ (the channel and
+ * the mailbox), READ_FIXED and WRITE_FIXED, no SQE flag and no register
+ * call; the host enables it before its deny list, which refuses every
+ * register call. A zero-copied request's data is in the client's pages, which only
+ * the FUSE ring reaches: the host passes the keeper the file (SCM_RIGHTS)
+ * and the keeper moves the bytes.
+ *
+ * Each host queue thread serves the requests of its keeper queue thread:
+ * it reads a batch of records, calls the plugin for each, and sends the
+ * replies made meanwhile as one message. A reply made on another thread
+ * goes through the queue's mailbox, as in the keeper.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "queue_i.h"
+#include "uring_uapi.h"
+
+static __thread struct rf_queue *host_queue;
+
+/* What a host ring completion is for (user_data's low bits). */
+enum {
+	H_TAG_CHAN = 1,
+	H_TAG_WAKE = 2,
+	H_TAG_DATA = 3,
+};
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* ---- before the fork, in the keeper, as root ---- */
+
+/* The registered buffer of @req's payload on its host ring. */
+static int host_buf(const struct rf_req *req)
+{
+	if (req->q->qpool_size)
+		return req->classic ? 1 : 0;
+	return (int)req->idx;
+}
+
+static int host_ring_create(struct rf_queue *q, const struct rf_worker *w)
+{
+	static const uint8_t ops[] = { IORING_OP_READ, IORING_OP_READ_FIXED,
+				       IORING_OP_WRITE_FIXED };
+	struct io_uring_restriction res[4];
+	struct iovec *iov;
+	uint32_t i, n = 0;
+	int fd, r;
+
+	memset(&q->hparams, 0, sizeof(q->hparams));
+	/* enabled by the host's main thread, used by its queue thread: no
+	 * SINGLE_ISSUER */
+	q->hparams.flags = IORING_SETUP_R_DISABLED | IORING_SETUP_COOP_TASKRUN |
+			   IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
+	q->hparams.cq_entries = pow2_at_least(2 * (q->nreqs + 4));
+	fd = rf_io_uring_setup(pow2_at_least(q->nreqs + 4), &q->hparams);
+	if (fd < 0)
+		return fd;
+	iov = calloc(q->nreqs + 2, sizeof(*iov));
+	if (!iov) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (q->qpool_size) {
+		iov[n].iov_base = q->qpool;
+		iov[n++].iov_len = q->qpool_size;
+		for (i = 0; i < q->nreqs; i++)
+			if (q->reqs[i].classic) {
+				iov[n].iov_base = q->reqs[i].payload;
+				iov[n++].iov_len = q->reqs[i].payload_cap;
+			}
+	} else {
+		for (i = 0; i < q->nreqs; i++) {
+			iov[n].iov_base = q->reqs[i].payload;
+			iov[n++].iov_len = q->reqs[i].payload_cap;
+		}
+	}
+	/* a private payload (make bench's unsafe mode) moves by pread/pwrite */
+	r = (w->cfg.bench & RF_BENCH_PRIVATE_PAYLOAD)
+		    ? 0
+		    : rf_io_uring_register(fd, IORING_REGISTER_BUFFERS, iov, n);
+	free(iov);
+	memset(res, 0, sizeof(res));
+	for (i = 0; i < sizeof(ops); i++) {
+		res[i].opcode = IORING_RESTRICTION_SQE_OP;
+		res[i].sqe_op = ops[i];
+	}
+	res[i].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[i++].sqe_flags = 0;
+	if (!r)
+		r = rf_io_uring_register(fd, IORING_REGISTER_RESTRICTIONS, res, i);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	q->hring_fd = fd;
+	return 0;
+}
+
+int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
+{
+	int sv[2], r;
+	uint32_t q;
+
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			snprintf(why, len, "queue %u: the host's channel", q);
+			return -errno;
+		}
+		qu->chan_fd = sv[0];
+		qu->host_chan_fd = sv[1];
+		r = host_ring_create(qu, w);
+		if (r < 0) {
+			snprintf(why, len, "queue %u: the host's ring", q);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void rf_host_forked_keeper(struct rf_worker *w)
+{
+	uint32_t q;
+
+	for (q = 0; q < w->nqueues; q++) {
+		close(w->queues[q].host_chan_fd);
+		w->queues[q].host_chan_fd = -1;
+		close(w->queues[q].hring_fd);
+		w->queues[q].hring_fd = -1;
+	}
+}
+
+/* ---- in the host, before the plugin ---- */
+
+static int map_ro(struct rf_worker *w, uint64_t off, uint64_t len)
+{
+	void *at = (char *)w->pool + off;
+	void *p = mmap(at, len, PROT_READ, MAP_SHARED | MAP_FIXED, w->pool_ro_fd, (off_t)off);
+
+	return p == at ? 0 : -errno;
+}
+
+/* The control area and every header area, read-only from here on. */
+static int remap_records(struct rf_worker *w)
+{
+	uint32_t i;
+	int r;
+
+	if (w->geom.qpool_size)
+		return map_ro(w, 0, w->geom.ctl_size + (uint64_t)w->geom.nslots * RF_SLOT_HDR_SIZE);
+	r = map_ro(w, 0, w->geom.ctl_size);
+	for (i = 0; !r && i < w->geom.nslots; i++)
+		r = map_ro(w, rf_pool_slot_offset(&w->geom, i), RF_SLOT_HDR_SIZE);
+	return r;
+}
+
+/*
+ * An SQE with IOSQE_IO_DRAIN that the ring's restrictions refuse still
+ * puts the ring in drain mode, where every later SQE waits for all
+ * earlier ones: behind the channel's READ, which waits for the keeper,
+ * the ring is wedged (a probe on 6.18). One SQE with
+ * IOSQE_CQE_SKIP_SUCCESS turns draining off for good, refused or not;
+ * a drain is then refused with EOPNOTSUPP and changes nothing
+ * (docs/kernel-facts.md; t_hostile's ring_drain).
+ */
+static int disarm_drain(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->hring);
+	struct io_uring_cqe *cqe;
+	int r;
+
+	io_uring_prep_read(sqe, q->hevfd, &q->hev_buf, sizeof(q->hev_buf), 0);
+	sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
+	sqe->user_data = 0;
+	r = io_uring_submit_and_wait(&q->hring, 1);
+	if (r < 0)
+		return r;
+	r = io_uring_peek_cqe(&q->hring, &cqe);
+	if (r < 0)
+		return r;
+	r = cqe->res;
+	io_uring_cqe_seen(&q->hring, cqe);
+	/* refused by the restrictions, as it must be (no SQE flag allowed) */
+	return r == -EACCES ? 0 : -EPROTO;
+}
+
+int rf_host_enter(struct rf_worker *w, char *why, size_t len)
+{
+	uint32_t q;
+	int r;
+
+	w->host = true;
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		/* the keeper's ring: not even its mapping stays */
+		io_uring_queue_exit(&qu->ring);
+		qu->ring_fd = -1;
+		close(qu->evfd);
+		qu->evfd = -1;
+		close(qu->chan_fd);
+		qu->chan_fd = qu->host_chan_fd;
+		qu->host_chan_fd = -1;
+		qu->hevfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (qu->hevfd < 0) {
+			snprintf(why, len, "queue %u: the host's wake-up eventfd", q);
+			return -errno;
+		}
+		/* enabled here, before the deny list, which then refuses
+		 * every register call (and the ring's restrictions would) */
+		r = rf_io_uring_register(qu->hring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+		if (!r)
+			r = io_uring_queue_mmap(qu->hring_fd, &qu->hparams, &qu->hring);
+		if (r < 0) {
+			snprintf(why, len, "queue %u: enable and map the host's ring", q);
+			return r;
+		}
+		rf_ring_fill_sq_array(&qu->hring);
+		qu->hring.features = qu->hparams.features;
+		r = disarm_drain(qu);
+		if (r < 0) {
+			snprintf(why, len, "queue %u: keep IO_DRAIN off the host's ring", q);
+			return r;
+		}
+	}
+	r = remap_records(w);
+	close(w->pool_ro_fd);
+	w->pool_ro_fd = -1;
+	if (r < 0) {
+		snprintf(why, len, "map the pool's records read-only");
+		return r;
+	}
+	return 0;
+}
+
+/* ---- serving ---- */
+
+static void chan_send(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n)
+{
+	ssize_t s;
+
+	do
+		s = rf_chan_send(q->chan_fd, r, n, 0);
+	while (s < 0 && errno == EINTR);
+	if (s < 0)
+		/* the keeper is gone: so are we (it was PID 1) */
+		_exit(1);
+}
+
+static void flush(struct rf_queue *q)
+{
+	if (q->ntx) {
+		chan_send(q, q->tx, q->ntx);
+		q->ntx = 0;
+	}
+}
+
+static struct rf_chan_rec *tx_rec(struct rf_queue *q)
+{
+	struct rf_chan_rec *r;
+
+	if (q->ntx == RF_CHAN_BATCH)
+		flush(q);
+	r = &q->tx[q->ntx++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static void reply_rec(struct rf_req *req)
+{
+	struct rf_chan_rec *r = tx_rec(req->q);
+
+	r->kind = RF_CH_REPLY;
+	r->idx = req->idx;
+	r->error = req->error;
+	r->len = req->reply_len;
+	r->flags = req->done_flags;
+	r->moved = req->moved;
+	req->state = RQ_IDLE;
+}
+
+/* A zero-copied READ or WRITE answered by descriptor: the keeper moves
+ * its bytes, for only the FUSE ring reaches the client's pages. */
+static void pass_file(struct rf_req *req)
+{
+	struct rf_chan_rec r = {
+		.kind = RF_CH_REPLY,
+		.idx = req->idx,
+		.flags = req->fd_op == RF_FDOP_READ ? RF_CHF_FD_READ : RF_CHF_FD_WRITE,
+		.len = req->len,
+		.a = req->off,
+	};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t s;
+
+	/* what went before it first, so that the keeper reads in order */
+	flush(req->q);
+	memset(&c, 0, sizeof(c));
+	m.msg_control = c.buf;
+	m.msg_controllen = sizeof(c.buf);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &req->fd, sizeof(int));
+	req->state = RQ_IDLE;
+	do
+		s = sendmsg(req->q->chan_fd, &m, MSG_NOSIGNAL);
+	while (s < 0 && errno == EINTR);
+	if (s < 0 && errno == EBADF) {
+		/* the plugin's descriptor was no file: the request fails */
+		struct rf_chan_rec *e = tx_rec(req->q);
+
+		e->kind = RF_CH_REPLY;
+		e->idx = req->idx;
+		e->error = EBADF;
+		return;
+	}
+	if (s < 0)
+		_exit(1);
+}
+
+static void data_done(struct rf_req *req, int res);
+
+static struct io_uring_sqe *host_sqe(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->hring);
+
+	if (!sqe) {
+		io_uring_submit(&q->hring);
+		sqe = io_uring_get_sqe(&q->hring);
+		if (!sqe)
+			fatalx("host queue %u: submission queue full", q->qid);
+	}
+	return sqe;
+}
+
+/* The next piece of a request's file data, between the plugin's file and
+ * the payload: by a fixed-buffer op on this ring, or in line on memory
+ * file systems (data.c says why). */
+static void post_data(struct rf_req *req)
+{
+	struct io_uring_sqe *sqe;
+	char *buf = req->payload + req->done;
+	uint32_t n = req->len - req->done;
+	uint64_t off = req->off + req->done;
+
+	if (req->inline_io) {
+		ssize_t r = req->fd_op == RF_FDOP_READ ? pread(req->fd, buf, n, (off_t)off)
+						       : pwrite(req->fd, buf, n, (off_t)off);
+
+		data_done(req, r < 0 ? -errno : (int)r);
+		return;
+	}
+	sqe = host_sqe(req->q);
+	if (req->fd_op == RF_FDOP_READ)
+		io_uring_prep_read_fixed(sqe, req->fd, buf, n, off, host_buf(req));
+	else
+		io_uring_prep_write_fixed(sqe, req->fd, buf, n, off, host_buf(req));
+	sqe->user_data = (uint64_t)(uintptr_t)req | H_TAG_DATA;
+	req->state = RQ_DATA;
+}
+
+static void data_done(struct rf_req *req, int res)
+{
+	if (res > 0) {
+		req->moved += (uint32_t)res;
+		req->done += (uint32_t)res;
+		if (req->done < req->len) {
+			post_data(req);
+			return;
+		}
+	} else if (res < 0 && req->done == 0) {
+		req->error = -res < 512 ? -res : EIO;
+	}
+	if (req->fd_op == RF_FDOP_READ) {
+		req->reply_len = req->done;
+	} else {
+		struct fuse_write_out o = { .size = req->done };
+
+		memcpy(req->payload, &o, sizeof(o));
+		req->reply_len = sizeof(o);
+	}
+	req->fd_op = RF_FDOP_NONE;
+	reply_rec(req);
+}
+
+static void data_start(struct rf_req *req)
+{
+	struct rf_worker *w = req->q->w;
+
+	req->done = 0;
+	req->moved = 0;
+	if (req->len == 0) {
+		data_done(req, 0);
+		return;
+	}
+	req->inline_io = (w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD)) ||
+			 w->memory_source;
+	req->done_flags = (w->cfg.bench & RF_BENCH_PLAIN_IO) ? 0
+			  : req->inline_io		     ? RF_CHF_INLINE
+							     : RF_CHF_FIXED;
+	post_data(req);
+}
+
+/* On the request's own host thread: the plugin's answer goes out. */
+static void host_complete(struct rf_req *req)
+{
+	if (req->fd_op != RF_FDOP_NONE && !req->error) {
+		if (req->zc)
+			pass_file(req);
+		else
+			data_start(req);
+		return;
+	}
+	req->fd_op = RF_FDOP_NONE;
+	reply_rec(req);
+}
+
+void rf_host_finish(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+
+	if (host_queue == q) {
+		host_complete(req);
+		return;
+	}
+	pthread_mutex_lock(&q->mbox_lock);
+	req->mbox_next = q->mbox;
+	q->mbox = req;
+	pthread_mutex_unlock(&q->mbox_lock);
+	{
+		uint64_t one = 1;
+
+		if (write(q->hevfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			log_warn("host queue %u: wake", q->qid);
+	}
+}
+
+/* A request from the keeper: set the slot up as the keeper found it. */
+static void serve_req(struct rf_queue *q, struct rf_req *req, const struct rf_chan_rec *r)
+{
+	req->in = r->in;
+	req->zc = (r->flags & RF_CHF_ZC) != 0;
+	req->done_flags = 0;
+	req->moved = 0;
+	if (req->classic) {
+		const char *buf = req->payload - RF_CLASSIC_PREFIX;
+
+		req->arg0 = buf + sizeof(req->in);
+		req->rest = req->arg0 + rf_op_arg0_size(req->in.opcode);
+	} else {
+		const struct fuse_uring_req_header *h = (const void *)req->hdr;
+
+		if (q->qpool_size)
+			req->payload = q->qpool + r->a;
+		req->arg0 = h->op_in;
+		req->rest = req->payload;
+		if (req->zc) {
+			if (req->in.opcode == FUSE_READ)
+				req->payload = NULL;
+			req->rest = NULL;
+		}
+	}
+	req->rest_len = r->len;
+	rf_dispatch(req);
+}
+
+static void serve_noreply(struct rf_queue *q, struct rf_req *req, const struct rf_chan_rec *r)
+{
+	const char *buf = req->payload - RF_CLASSIC_PREFIX;
+	struct rf_chan_rec *d;
+
+	rf_dispatch_noreply(q->w, q, &r->in, buf + sizeof(r->in), r->len);
+	d = tx_rec(q);
+	d->kind = RF_CH_DONE;
+	d->idx = req->idx;
+}
+
+static void post_chan_read(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = host_sqe(q);
+
+	io_uring_prep_read(sqe, q->chan_fd, q->rx, sizeof(q->rx), 0);
+	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_CHAN;
+}
+
+static void post_wake_read(struct rf_queue *q)
+{
+	struct io_uring_sqe *sqe = host_sqe(q);
+
+	io_uring_prep_read(sqe, q->hevfd, &q->hev_buf, sizeof(q->hev_buf), 0);
+	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_WAKE;
+}
+
+/* A message from the keeper; false once it says STOP (or is gone). */
+static bool chan_done(struct rf_queue *q, int res)
+{
+	uint32_t i, n;
+
+	if (res <= 0 || res % (int)sizeof(struct rf_chan_rec))
+		return false; /* the keeper is gone, or speaks nonsense */
+	n = (uint32_t)res / sizeof(struct rf_chan_rec);
+	for (i = 0; i < n; i++) {
+		const struct rf_chan_rec *r = &q->rx[i];
+		struct rf_req *req = r->idx < q->nreqs ? &q->reqs[r->idx] : NULL;
+		struct rf_chan_rec *p;
+
+		switch (r->kind) {
+		case RF_CH_REQ:
+			if (req)
+				serve_req(q, req, r);
+			break;
+		case RF_CH_NOREPLY:
+			if (req)
+				serve_noreply(q, req, r);
+			break;
+		case RF_CH_PING:
+			/* this thread is alive: the keeper tells the broker */
+			p = tx_rec(q);
+			p->kind = RF_CH_PONG;
+			p->a = r->a;
+			break;
+		case RF_CH_STOP:
+			return false;
+		default:
+			break;
+		}
+	}
+	post_chan_read(q);
+	return true;
+}
+
+static void drain_mbox(struct rf_queue *q)
+{
+	struct rf_req *list, *next;
+
+	pthread_mutex_lock(&q->mbox_lock);
+	list = q->mbox;
+	q->mbox = NULL;
+	pthread_mutex_unlock(&q->mbox_lock);
+	for (; list; list = next) {
+		next = list->mbox_next;
+		host_complete(list);
+	}
+	post_wake_read(q);
+}
+
+static void pin_to_cpu(struct rf_queue *q)
+{
+	cpu_set_t set;
+
+	if (q->w->cfg.bench & RF_BENCH_NO_PIN)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(q->qid, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *host_queue_main(void *arg)
+{
+	struct rf_queue *q = arg;
+	bool on = true;
+	int r;
+
+	host_queue = q;
+	q->tid = (pid_t)syscall(SYS_gettid);
+	/* next to its keeper thread, on the CPU the queue's requests come from */
+	pin_to_cpu(q);
+	post_chan_read(q);
+	post_wake_read(q);
+	while (on) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, n = 0;
+
+		flush(q);
+		r = io_uring_submit_and_wait(&q->hring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			fatalx("host queue %u: io_uring_enter: %s", q->qid, strerror(-r));
+		io_uring_for_each_cqe (&q->hring, head, cqe) {
+			void *p = (void *)(uintptr_t)(cqe->user_data & ~(uint64_t)7);
+
+			n++;
+			switch (cqe->user_data & 7) {
+			case H_TAG_CHAN:
+				if (!chan_done(q, cqe->res))
+					on = false;
+				break;
+			case H_TAG_WAKE:
+				drain_mbox(q);
+				break;
+			case H_TAG_DATA:
+				data_done(p, cqe->res);
+				break;
+			default:
+				/* not ours: the plugin submitted on this ring */
+				log_warnx("host queue %u: unexpected completion (user_data 0x%llx, "
+					  "res %d)",
+					  q->qid, (unsigned long long)cqe->user_data, cqe->res);
+				break;
+			}
+		}
+		io_uring_cq_advance(&q->hring, n);
+	}
+	flush(q);
+	return NULL;
+}
+
+int rf_host_serve(struct rf_worker *w)
+{
+	struct rf_chan_rec ready = { .kind = RF_CH_READY };
+	uint32_t q;
+	int r;
+
+	/* the plugin is initialised: the keeper may tell the broker */
+	chan_send(&w->queues[0], &ready, 1);
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		pthread_mutex_init(&qu->mbox_lock, NULL);
+		r = pthread_create(&qu->thread, NULL, host_queue_main, qu);
+		if (r)
+			return -r;
+	}
+	for (q = 0; q < w->nqueues; q++)
+		pthread_join(w->queues[q].thread, NULL);
+	return 0;
+}
+
+/* ---- in the keeper: the host's end ---- */
+
+static atomic_int host_lost;
+
+void rf_host_lost(struct rf_worker *w, const char *why)
+{
+	siginfo_t si;
+	int status;
+
+	if (atomic_exchange(&host_lost, 1)) {
+		/* another thread is ending the process */
+		for (;;)
+			pause();
+	}
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)w->host_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == 0) {
+		/* alive, but no longer speaking to us */
+		log_warnx("the plugin host %s; ending it", why);
+		kill(w->host_pid, SIGKILL);
+	}
+	while (waitpid(w->host_pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(1);
+	/* The broker learns how the host ended from this process's end
+	 * (the keeper is PID 1 of its namespace: it cannot die of a signal
+	 * it sends itself): an exit status as the host's, 128 + the signal
+	 * that killed it. */
+	if (WIFSIGNALED(status))
+		_exit(RF_EXIT_HOST_SIGNAL + WTERMSIG(status));
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) < 128 ? WEXITSTATUS(status) : 1);
+}
+
+/* Until the host says it serves (queue 0's thread hears it, chan_done);
+ * a host that dies first ends the keeper with its status there
+ * (rf_host_lost). */
+void rf_host_wait_ready(struct rf_worker *w)
+{
+	pthread_mutex_lock(&w->start_lock);
+	while (!w->host_ready)
+		pthread_cond_wait(&w->start_cond, &w->start_lock);
+	pthread_mutex_unlock(&w->start_lock);
+}
+
+/* Tell every host queue thread: @kind (PING with @a, or STOP). A PING
+ * that finds the channel full is dropped: the host is not reading, and
+ * the heartbeat will say so. */
+void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a)
+{
+	struct rf_chan_rec r = { .kind = kind, .a = a };
+	uint32_t q;
+
+	for (q = 0; q < w->nqueues; q++)
+		if (rf_chan_send(w->queues[q].chan_fd, &r, 1,
+				 kind == RF_CH_PING ? MSG_DONTWAIT : 0) < 0 &&
+		    errno != EAGAIN && kind != RF_CH_STOP)
+			log_debug("queue %u: tell the host: %s", q, strerror(errno));
+}
+
+/* After STOP: the host's threads leave and the plugin is told; wait for
+ * it a little (the broker ends both after two seconds anyway). */
+void rf_host_reap(struct rf_worker *w)
+{
+	int i, status;
+
+	for (i = 0; i < 150; i++) {
+		if (waitpid(w->host_pid, &status, WNOHANG) == w->host_pid)
+			return;
+		usleep(10000);
+	}
+}
