@@ -130,6 +130,12 @@ void rf_data_done(struct rf_req *req, int res)
 		req->error = -res < 512 ? -res : EIO;
 	}
 	/* res == 0: end of file */
+	rf_data_end(req);
+	rf_queue_commit(req);
+}
+
+void rf_data_end(struct rf_req *req)
+{
 	if (req->fd_op == RF_FDOP_READ) {
 		req->reply_len = req->done;
 	} else {
@@ -139,7 +145,6 @@ void rf_data_done(struct rf_req *req, int res)
 		req->reply_len = sizeof(o);
 	}
 	req->fd_op = RF_FDOP_NONE;
-	rf_queue_commit(req);
 }
 
 /*

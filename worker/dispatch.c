@@ -589,6 +589,18 @@ void rf_dispatch(struct rf_req *req)
 	ops[op].fn(req, p);
 }
 
+/* A BATCH_FORGET's header, its count held to the entries that follow it;
+ * false if there is no header. */
+static bool batch_forget(const char *args, uint32_t args_len, struct fuse_batch_forget_in *b)
+{
+	if (args_len < sizeof(*b))
+		return false;
+	memcpy(b, args, sizeof(*b));
+	if (b->count > (args_len - sizeof(*b)) / sizeof(struct fuse_forget_one))
+		b->count = (uint32_t)((args_len - sizeof(*b)) / sizeof(struct fuse_forget_one));
+	return true;
+}
+
 bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
 			 const char *args, uint32_t args_len)
 {
@@ -612,12 +624,8 @@ bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct f
 		struct fuse_batch_forget_in b;
 		uint32_t i;
 
-		if (args_len < sizeof(b))
+		if (!batch_forget(args, args_len, &b))
 			return true;
-		memcpy(&b, args, sizeof(b));
-		if (b.count > (args_len - sizeof(b)) / sizeof(struct fuse_forget_one))
-			b.count =
-				(uint32_t)((args_len - sizeof(b)) / sizeof(struct fuse_forget_one));
 		for (i = 0; i < b.count; i++) {
 			struct fuse_forget_one one;
 
@@ -662,13 +670,8 @@ bool rf_noreply_count(struct rf_queue *q, const struct fuse_in_header *in, const
 			q->stats->forgets++;
 		return true;
 	case FUSE_BATCH_FORGET:
-		if (args_len < sizeof(b))
-			return true;
-		memcpy(&b, args, sizeof(b));
-		if (b.count > (args_len - sizeof(b)) / sizeof(struct fuse_forget_one))
-			b.count =
-				(uint32_t)((args_len - sizeof(b)) / sizeof(struct fuse_forget_one));
-		q->stats->forgets += b.count;
+		if (batch_forget(args, args_len, &b))
+			q->stats->forgets += b.count;
 		return true;
 	case FUSE_INTERRUPT:
 		if (args_len >= sizeof(struct fuse_interrupt_in))

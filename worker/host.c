@@ -284,12 +284,16 @@ static void chan_send(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t 
 	do
 		s = rf_chan_send(q->chan_fd, r, n, 0);
 	while (s < 0 && errno == EINTR);
-	if (s < 0)
+	if (s >= 0)
+		return;
+	if (q->w->host)
 		/* the keeper is gone: so are we (it was PID 1) */
 		_exit(1);
+	if (!atomic_load(&q->w->stop))
+		rf_host_lost(q->w, "does not take its requests");
 }
 
-static void flush(struct rf_queue *q)
+void rf_chan_flush(struct rf_queue *q)
 {
 	if (q->ntx) {
 		chan_send(q, q->tx, q->ntx);
@@ -297,12 +301,12 @@ static void flush(struct rf_queue *q)
 	}
 }
 
-static struct rf_chan_rec *tx_rec(struct rf_queue *q)
+struct rf_chan_rec *rf_chan_next(struct rf_queue *q)
 {
 	struct rf_chan_rec *r;
 
 	if (q->ntx == RF_CHAN_BATCH)
-		flush(q);
+		rf_chan_flush(q);
 	r = &q->tx[q->ntx++];
 	memset(r, 0, sizeof(*r));
 	return r;
@@ -310,7 +314,7 @@ static struct rf_chan_rec *tx_rec(struct rf_queue *q)
 
 static void reply_rec(struct rf_req *req)
 {
-	struct rf_chan_rec *r = tx_rec(req->q);
+	struct rf_chan_rec *r = rf_chan_next(req->q);
 
 	r->kind = RF_CH_REPLY;
 	r->idx = req->idx;
@@ -342,7 +346,7 @@ static void pass_file(struct rf_req *req)
 	ssize_t s;
 
 	/* what went before it first, so that the keeper reads in order */
-	flush(req->q);
+	rf_chan_flush(req->q);
 	memset(&c, 0, sizeof(c));
 	m.msg_control = c.buf;
 	m.msg_controllen = sizeof(c.buf);
@@ -357,7 +361,7 @@ static void pass_file(struct rf_req *req)
 	while (s < 0 && errno == EINTR);
 	if (s < 0 && errno == EBADF) {
 		/* the plugin's descriptor was no file: the request fails */
-		struct rf_chan_rec *e = tx_rec(req->q);
+		struct rf_chan_rec *e = rf_chan_next(req->q);
 
 		e->kind = RF_CH_REPLY;
 		e->idx = req->idx;
@@ -421,15 +425,7 @@ static void data_done(struct rf_req *req, int res)
 	} else if (res < 0 && req->done == 0) {
 		req->error = -res < 512 ? -res : EIO;
 	}
-	if (req->fd_op == RF_FDOP_READ) {
-		req->reply_len = req->done;
-	} else {
-		struct fuse_write_out o = { .size = req->done };
-
-		memcpy(req->payload, &o, sizeof(o));
-		req->reply_len = sizeof(o);
-	}
-	req->fd_op = RF_FDOP_NONE;
+	rf_data_end(req);
 	reply_rec(req);
 }
 
@@ -520,7 +516,7 @@ static void serve_noreply(struct rf_queue *q, struct rf_req *req, const struct r
 	struct rf_chan_rec *d;
 
 	rf_dispatch_noreply(q->w, q, &r->in, buf + sizeof(r->in), r->len);
-	d = tx_rec(q);
+	d = rf_chan_next(q);
 	d->kind = RF_CH_DONE;
 	d->idx = req->idx;
 }
@@ -565,7 +561,7 @@ static bool chan_done(struct rf_queue *q, int res)
 			break;
 		case RF_CH_PING:
 			/* this thread is alive: the keeper tells the broker */
-			p = tx_rec(q);
+			p = rf_chan_next(q);
 			p->kind = RF_CH_PONG;
 			p->a = r->a;
 			break;
@@ -621,7 +617,7 @@ static void *host_queue_main(void *arg)
 		struct io_uring_cqe *cqe;
 		unsigned int head, n = 0;
 
-		flush(q);
+		rf_chan_flush(q);
 		r = io_uring_submit_and_wait(&q->hring, 1);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("host queue %u: io_uring_enter: %s", q->qid, strerror(-r));
@@ -650,7 +646,7 @@ static void *host_queue_main(void *arg)
 		}
 		io_uring_cq_advance(&q->hring, n);
 	}
-	flush(q);
+	rf_chan_flush(q);
 	return NULL;
 }
 

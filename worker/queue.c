@@ -80,36 +80,9 @@ void rf_queue_restamp(struct io_uring *ring)
 	}
 }
 
-/* The records for the host queued since the last submission, as one
- * message (host.c reads them a batch at a time). */
-static void flush_host(struct rf_queue *q)
-{
-	ssize_t s;
-
-	if (!q->ntx)
-		return;
-	do
-		s = rf_chan_send(q->chan_fd, q->tx, q->ntx, 0);
-	while (s < 0 && errno == EINTR);
-	q->ntx = 0;
-	if (s < 0 && !atomic_load(&q->w->stop))
-		rf_host_lost(q->w, "does not take its requests");
-}
-
-static struct rf_chan_rec *host_rec(struct rf_queue *q)
-{
-	struct rf_chan_rec *r;
-
-	if (q->ntx == RF_CHAN_BATCH)
-		flush_host(q);
-	r = &q->tx[q->ntx++];
-	memset(r, 0, sizeof(*r));
-	return r;
-}
-
 static int submit(struct rf_queue *q)
 {
-	flush_host(q);
+	rf_chan_flush(q);
 	rf_queue_restamp(&q->ring);
 	return io_uring_submit(&q->ring);
 }
@@ -398,7 +371,7 @@ static void forward(struct rf_req *req)
 	}
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
-	r = host_rec(q);
+	r = rf_chan_next(q);
 	r->kind = RF_CH_REQ;
 	r->idx = req->idx;
 	r->flags = req->zc ? RF_CHF_ZC : 0;
@@ -527,7 +500,7 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		if (q->w->host_pid) {
 			/* the host tells the plugin, and says when (DONE): till
 			 * then the slot holds the arguments */
-			struct rf_chan_rec *r = host_rec(q);
+			struct rf_chan_rec *r = rf_chan_next(q);
 
 			r->kind = RF_CH_NOREPLY;
 			r->idx = req->idx;
@@ -772,7 +745,7 @@ static void host_counted(struct rf_queue *q, const struct rf_chan_rec *r)
 }
 
 /* A message from the host: its records, in order. */
-static void chan_done(struct rf_queue *q, int res)
+void rf_queue_host_message(struct rf_queue *q, int res)
 {
 	struct rf_worker *w = q->w;
 	uint32_t i, n;
@@ -851,7 +824,7 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		return;
 	case RF_TAG_WAKE:
 		if ((void *)req == (void *)q->rx)
-			chan_done(q, cqe->res);
+			rf_queue_host_message(q, cqe->res);
 		else
 			wake_done(q);
 		return;
@@ -927,7 +900,7 @@ static int submit_and_wait(struct rf_queue *q)
 		wait = rest;
 		release = false;
 	}
-	flush_host(q);
+	rf_chan_flush(q);
 	rf_queue_restamp(&q->ring);
 	if (!wait)
 		return io_uring_submit_and_wait(&q->ring, 1);

@@ -61,6 +61,10 @@ void rf_queue_register(struct rf_req *req); /* a fresh entry on the slot */
 void rf_queue_fetched(struct rf_req *req); /* an entry's request arrived */
 void rf_queue_commit(struct rf_req *req); /* the answer goes out */
 void rf_queue_reap(struct rf_queue *q);
+/* The host's message of @res bytes in q->rx (with a file in q->rx_cmsg,
+ * or none): each record checked against the keeper's own and acted on;
+ * a message that is no whole number of records ends the worker. */
+void rf_queue_host_message(struct rf_queue *q, int res);
 
 /* rescue.c */
 void rf_rescue(struct rf_queue *q);
@@ -88,6 +92,15 @@ void rf_probe_done(struct rf_queue *q, uint64_t id, int res);
 #define RF_FORGET_REST_MS 10
 void rf_data_start(struct rf_req *req);
 void rf_data_done(struct rf_req *req, int res);
+/* A transfer of req->done bytes is over: the reply it makes (a READ's
+ * length, a WRITE's fuse_write_out), for the keeper and the host alike */
+void rf_data_end(struct rf_req *req);
+/* host.c, for both processes: the next record to send on the queue's
+ * channel (zeroed; a full batch goes first), and sending what is queued as
+ * one message. A channel that fails ends the host; in the keeper, it
+ * ends the worker with the host's status (unless stopping). */
+struct rf_chan_rec *rf_chan_next(struct rf_queue *q);
+void rf_chan_flush(struct rf_queue *q);
 bool rf_data_in_flight(const struct rf_queue *q);
 void rf_data_release(struct rf_queue *q);
 

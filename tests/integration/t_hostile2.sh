@@ -219,5 +219,17 @@ grep -q "h: worker was killed by signal 9 (Killed), which the broker did not sen
 	rf_fail "the broker did not say the kill was not its own"
 rf_bystander_ok sigkill
 rf_log "  kill -KILL as the worker's uid -> a crash, outside_kills=1, said in the log"
+# the same for its plugin host: the keeper ends with the host's status
+w=$(rf_worker h)
+hp=$(rf_host "$w")
+[ -n "$hp" ] || rf_fail "worker $w has no plugin host"
+setpriv --reuid="$uid" --regid="$uid" --clear-groups kill -KILL "$hp" || rf_fail "could not kill the host"
+rf_wait_successor h "$w"
+[ "$(rf_field h outside_kills)" = 2 ] && [ "$(rf_field h crashes)" = 2 ] ||
+	rf_fail "outside kill of the host: $(rf_status h)"
+grep -q "h: worker exited: its plugin host was killed by signal 9 (Killed), which the broker did not send" "$T/broker.log" ||
+	rf_fail "the broker did not say the host's kill was not its own"
+rf_bystander_ok sigkill-host
+rf_log "  kill -KILL of the plugin host as the worker's uid -> the same, outside_kills=2"
 rf_stop
 exit 0

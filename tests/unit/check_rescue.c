@@ -478,6 +478,153 @@ START_TEST(test_reply_under_the_recorded_id)
 }
 END_TEST
 
+/* ---- the plugin host's answers, as the keeper takes them ---- */
+
+/* slot @e holds request @id (@op), handed to the host */
+static void with_host(uint32_t e, uint64_t id, uint32_t op)
+{
+	static char payload[DEPTH][4096];
+
+	slot(e, id, op, RF_SLOT_FETCHED);
+	memcpy(&reqs[e].in, hdrs[e].in_out, sizeof(reqs[e].in));
+	reqs[e].state = RQ_PLUGIN;
+	reqs[e].payload = payload[e];
+	reqs[e].payload_cap = sizeof(payload[e]);
+	reqs[e].arg0 = (const char *)hdrs[e].op_in;
+	reqs[e].fd = -1;
+	w.host_pid = 1;
+}
+
+/* the last FUSE command queued on the ring (the keeper queues its next
+ * RECVMSG of the channel after it) */
+static const struct fuse_uring_cmd_req *queued_cmd(uint32_t *cmd_op)
+{
+	unsigned int i;
+
+	for (i = q.ring.sq.sqe_tail; i != q.ring.sq.sqe_head; i--) {
+		const struct io_uring_sqe *sqe =
+			&q.ring.sq.sqes[((i - 1) & q.ring.sq.ring_mask) << 1];
+
+		if (sqe->opcode == IORING_OP_URING_CMD) {
+			*cmd_op = sqe->cmd_op;
+			return (const void *)((const char *)sqe + RF_SQE_CMD_OFFSET);
+		}
+	}
+	ck_abort_msg("no FUSE command queued");
+	return NULL;
+}
+
+/* the host's records in q.rx, as one message */
+static void from_host(const struct rf_chan_rec *r, uint32_t n)
+{
+	memcpy(q.rx, r, n * sizeof(*r));
+	memset(&q.rx_cmsg, 0, sizeof(q.rx_cmsg));
+	rf_queue_host_message(&q, (int)(n * sizeof(*r)));
+}
+
+START_TEST(test_host_answer_goes_out_as_the_keeper_records)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_REPLY, .idx = 1, .len = 16, .error = 0 };
+	uint32_t op;
+
+	with_host(1, 100, FUSE_GETATTR);
+	from_host(&r, 1);
+	ck_assert_uint_eq(queued_cmd(&op)->commit_id, 100);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
+	ck_assert_uint_eq(answer_in(1).unique, 100);
+	ck_assert_uint_eq(answer_in(1).len, sizeof(struct fuse_out_header) + 16);
+	ck_assert_int_eq(answer_in(1).error, 0);
+	ck_assert_uint_eq(hdrs[1].ring_ent_in_out.payload_sz, 16);
+	ck_assert_uint_eq(slots[1].state, RF_SLOT_ANSWERED);
+	ck_assert_int_eq(reqs[1].state, RQ_WAIT);
+}
+END_TEST
+
+START_TEST(test_host_answer_the_kernel_would_refuse_is_eio)
+{
+	struct rf_chan_rec r[3] = {
+		{ .kind = RF_CH_REPLY, .idx = 0, .error = 600 }, /* no errno */
+		{ .kind = RF_CH_REPLY, .idx = 1, .len = 5000 }, /* past the payload */
+		{ .kind = RF_CH_REPLY, .idx = 2, .error = -3 },
+	};
+	uint32_t e;
+
+	for (e = 0; e < 3; e++)
+		with_host(e, 200 + 2 * e, FUSE_LOOKUP);
+	from_host(r, 3);
+	for (e = 0; e < 3; e++) {
+		ck_assert_int_eq(answer_in(e).error, -EIO);
+		ck_assert_uint_eq(answer_in(e).len, sizeof(struct fuse_out_header));
+		ck_assert_uint_eq(answer_in(e).unique, 200 + 2 * e);
+	}
+}
+END_TEST
+
+START_TEST(test_host_answer_for_no_waiting_slot_is_ignored)
+{
+	struct rf_chan_rec r[3] = {
+		{ .kind = RF_CH_REPLY, .idx = DEPTH }, /* no such slot */
+		{ .kind = RF_CH_REPLY, .idx = 3 }, /* idle */
+		{ .kind = RF_CH_DONE, .idx = 1 }, /* no FORGET there */
+	};
+	struct rf_chan_rec again = { .kind = RF_CH_REPLY, .idx = 1, .error = ENOENT };
+	unsigned int before;
+
+	with_host(1, 300, FUSE_LOOKUP);
+	from_host(r, 3);
+	ck_assert_int_eq(reqs[1].state, RQ_PLUGIN); /* still waits for its own */
+	ck_assert_int_eq(reqs[3].state, RQ_IDLE);
+	ck_assert_ptr_nonnull(strstr(last_line, "which it was not given"));
+	from_host(&again, 1);
+	ck_assert_int_eq(answer_in(1).error, -ENOENT);
+	before = nlines;
+	from_host(&again, 1); /* twice */
+	ck_assert_uint_eq(nlines, before + 1);
+	ck_assert_ptr_nonnull(strstr(last_line, "waits for no answer"));
+}
+END_TEST
+
+START_TEST(test_host_file_without_a_zero_copy_is_eio)
+{
+	struct rf_chan_rec r = {
+		.kind = RF_CH_REPLY, .idx = 0, .flags = RF_CHF_FD_READ, .len = 4096
+	};
+
+	with_host(0, 400, FUSE_READ);
+	from_host(&r, 1); /* not zero-copied, and no file came */
+	ck_assert_int_eq(answer_in(0).error, -EIO);
+	ck_assert_ptr_nonnull(strstr(last_line, "passed a file"));
+}
+END_TEST
+
+START_TEST(test_host_counters_and_heartbeat)
+{
+	struct rf_chan_rec r[3] = {
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .a = 5, .len = 3, .error = 2 },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORE_FULL, .a = 1 },
+		{ .kind = RF_CH_PONG, .a = 77 },
+	};
+
+	w.host_pid = 1;
+	from_host(r, 3);
+	ck_assert_uint_eq(q.stats->restored_nodes, 5);
+	ck_assert_uint_eq(q.stats->restored_files, 3);
+	ck_assert_uint_eq(q.stats->restore_failed, 2);
+	ck_assert_uint_eq(q.stats->restore_full, 1);
+	ck_assert_uint_eq(q.stats->heartbeat, 77);
+}
+END_TEST
+
+/* a message that is no whole number of records: the host is ended (none
+ * here) and the keeper exits with its status */
+START_TEST(test_host_message_of_no_whole_record_ends_the_worker)
+{
+	w.host_pid = 1;
+	memset(q.rx, 0, sizeof(q.rx));
+	rf_queue_host_message(&q, (int)sizeof(struct rf_chan_rec) + 3);
+}
+END_TEST
+
 static Suite *rescue_suite(void)
 {
 	Suite *s = suite_create("rescue");
@@ -503,6 +650,15 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_reply_under_the_delivered_id);
 	tcase_add_test(tc, test_adopt_a_spoiled_record);
 	tcase_add_test(tc, test_reply_under_the_recorded_id);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("the plugin host's answers");
+	tcase_add_checked_fixture(tc, ring_setup, ring_teardown);
+	tcase_add_test(tc, test_host_answer_goes_out_as_the_keeper_records);
+	tcase_add_test(tc, test_host_answer_the_kernel_would_refuse_is_eio);
+	tcase_add_test(tc, test_host_answer_for_no_waiting_slot_is_ignored);
+	tcase_add_test(tc, test_host_file_without_a_zero_copy_is_eio);
+	tcase_add_test(tc, test_host_counters_and_heartbeat);
+	tcase_add_exit_test(tc, test_host_message_of_no_whole_record_ends_the_worker, 1);
 	suite_add_tcase(s, tc);
 	return s;
 }
