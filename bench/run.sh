@@ -150,7 +150,7 @@ MEM="worker_rss_kib=$(kib "$W" VmRSS) worker_anon_kib=$(kib "$W" RssAnon)"
 MEM="$MEM worker_file_kib=$(kib "$W" RssFile) worker_shmem_kib=$(kib "$W" RssShmem)"
 MEM="$MEM pool_kib=$pool_kib pool_touched_by_worker_kib=$pool_rss_kib"
 MEM="$MEM pinned_kib=$(kib "${BROKERS[-1]}" VmPin)"
-H=$(cat "/proc/$W/task/$W/children")
+H=$(awk '{ print $1 }' "/proc/$W/task/$W/children")
 MEM="$MEM host_rss_kib=$(kib "$H" VmRSS) host_anon_kib=$(kib "$H" RssAnon)"
 stop_broker "${BROKERS[-1]}"
 unset 'BROKERS[-1]'
