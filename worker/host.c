@@ -34,7 +34,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -469,16 +468,7 @@ void rf_host_finish(struct rf_req *req)
 		host_complete(req);
 		return;
 	}
-	pthread_mutex_lock(&q->mbox_lock);
-	req->mbox_next = q->mbox;
-	q->mbox = req;
-	pthread_mutex_unlock(&q->mbox_lock);
-	{
-		uint64_t one = 1;
-
-		if (write(q->hevfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_warn("host queue %u: wake", q->qid);
-	}
+	rf_mbox_put(req, q->hevfd);
 }
 
 /* A request from the keeper: set the slot up as the keeper found it. */
@@ -579,26 +569,11 @@ static void drain_mbox(struct rf_queue *q)
 {
 	struct rf_req *list, *next;
 
-	pthread_mutex_lock(&q->mbox_lock);
-	list = q->mbox;
-	q->mbox = NULL;
-	pthread_mutex_unlock(&q->mbox_lock);
-	for (; list; list = next) {
+	for (list = rf_mbox_take(q); list; list = next) {
 		next = list->mbox_next;
 		host_complete(list);
 	}
 	post_wake_read(q);
-}
-
-static void pin_to_cpu(struct rf_queue *q)
-{
-	cpu_set_t set;
-
-	if (q->w->cfg.bench & RF_BENCH_NO_PIN)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(q->qid, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void *host_queue_main(void *arg)
@@ -610,7 +585,7 @@ static void *host_queue_main(void *arg)
 	host_queue = q;
 	q->tid = (pid_t)syscall(SYS_gettid);
 	/* next to its keeper thread, on the CPU the queue's requests come from */
-	pin_to_cpu(q);
+	rf_queue_pin(q);
 	post_chan_read(q);
 	post_wake_read(q);
 	while (on) {

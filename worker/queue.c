@@ -304,30 +304,49 @@ void rf_req_finish(struct rf_req *req)
 		return;
 	}
 	/* another thread replied: hand the request to its queue's thread */
-	pthread_mutex_lock(&q->mbox_lock);
-	req->mbox_next = q->mbox;
-	q->mbox = req;
-	pthread_mutex_unlock(&q->mbox_lock);
-	rf_queue_wake(q);
+	rf_mbox_put(req, q->evfd);
+}
+
+static void wake(struct rf_queue *q, int evfd)
+{
+	uint64_t one = 1;
+
+	if (write(evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("queue %u: wake", q->qid);
 }
 
 void rf_queue_wake(struct rf_queue *q)
 {
-	uint64_t one = 1;
+	wake(q, q->evfd);
+}
 
-	if (write(q->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("queue %u: wake", q->qid);
+void rf_mbox_put(struct rf_req *req, int evfd)
+{
+	struct rf_queue *q = req->q;
+
+	pthread_mutex_lock(&q->mbox_lock);
+	req->mbox_next = q->mbox;
+	q->mbox = req;
+	pthread_mutex_unlock(&q->mbox_lock);
+	wake(q, evfd);
+}
+
+struct rf_req *rf_mbox_take(struct rf_queue *q)
+{
+	struct rf_req *list;
+
+	pthread_mutex_lock(&q->mbox_lock);
+	list = q->mbox;
+	q->mbox = NULL;
+	pthread_mutex_unlock(&q->mbox_lock);
+	return list;
 }
 
 static void drain_mbox(struct rf_queue *q)
 {
 	struct rf_req *list, *next;
 
-	pthread_mutex_lock(&q->mbox_lock);
-	list = q->mbox;
-	q->mbox = NULL;
-	pthread_mutex_unlock(&q->mbox_lock);
-	for (; list; list = next) {
+	for (list = rf_mbox_take(q); list; list = next) {
 		next = list->mbox_next;
 		complete(list);
 	}
@@ -870,7 +889,7 @@ static int install_wake(struct rf_queue *q)
  * another CPU, either way: the client sleeps, the queue thread runs in its
  * place, answers, and the client runs again.
  */
-static void pin_to_cpu(struct rf_queue *q)
+void rf_queue_pin(struct rf_queue *q)
 {
 	cpu_set_t set;
 
@@ -1028,7 +1047,7 @@ static void *queue_main(void *arg)
 
 	cur_queue = q;
 	q->tid = (pid_t)syscall(SYS_gettid);
-	pin_to_cpu(q);
+	rf_queue_pin(q);
 	r = queue_prepare(q);
 	/* tell the main thread, and wait until the process has dropped its
 	 * privileges and the plugin is loaded */

@@ -61,6 +61,14 @@ void rf_queue_register(struct rf_req *req); /* a fresh entry on the slot */
 void rf_queue_fetched(struct rf_req *req); /* an entry's request arrived */
 void rf_queue_commit(struct rf_req *req); /* the answer goes out */
 void rf_queue_reap(struct rf_queue *q);
+/* A reply made on another thread, for its queue's thread: put in the
+ * mailbox, that thread woken on @evfd; and the mailbox emptied, a list by
+ * mbox_next (the keeper's and the host's queue threads alike). */
+void rf_mbox_put(struct rf_req *req, int evfd);
+struct rf_req *rf_mbox_take(struct rf_queue *q);
+/* The calling thread on its queue's CPU (the kernel queues a request on
+ * its client's CPU's queue), unless make bench says otherwise. */
+void rf_queue_pin(struct rf_queue *q);
 /* The host's message of @res bytes in q->rx (with a file in q->rx_cmsg,
  * or none): each record checked against the keeper's own and acted on;
  * a message that is no whole number of records ends the worker. */
