@@ -601,13 +601,12 @@ static bool batch_forget(const char *args, uint32_t args_len, struct fuse_batch_
 	return true;
 }
 
-bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
-			 const char *args, uint32_t args_len)
+bool rf_dispatch_noreply(struct rf_worker *w, const struct fuse_in_header *in, const char *args,
+			 uint32_t args_len)
 {
 	const struct rf_plugin *p = w->plugin;
 	uint64_t id;
 
-	(void)q;
 	switch (in->opcode) {
 	case FUSE_FORGET: {
 		struct fuse_forget_in f;

@@ -505,7 +505,7 @@ static void serve_noreply(struct rf_queue *q, struct rf_req *req, const struct r
 	const char *buf = req->payload - RF_CLASSIC_PREFIX;
 	struct rf_chan_rec *d;
 
-	rf_dispatch_noreply(q->w, q, &r->in, buf + sizeof(r->in), r->len);
+	rf_dispatch_noreply(q->w, &r->in, buf + sizeof(r->in), r->len);
 	d = rf_chan_next(q);
 	d->kind = RF_CH_DONE;
 	d->idx = req->idx;

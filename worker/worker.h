@@ -268,8 +268,8 @@ bool rf_dispatch_kick(const struct rf_req *req);
 /* FORGET, BATCH_FORGET and INTERRUPT: no reply. Returns true if handled
  * (the host: the plugin is told). rf_noreply_count, the keeper's part:
  * counts them; true for these three. */
-bool rf_dispatch_noreply(struct rf_worker *w, struct rf_queue *q, const struct fuse_in_header *in,
-			 const char *args, uint32_t args_len);
+bool rf_dispatch_noreply(struct rf_worker *w, const struct fuse_in_header *in, const char *args,
+			 uint32_t args_len);
 bool rf_noreply_count(struct rf_queue *q, const struct fuse_in_header *in, const char *args,
 		      uint32_t args_len);
 

@@ -383,19 +383,28 @@ START_TEST(test_forgets)
 	struct fuse_batch_forget_in b = { .count = 1000 }; /* lies: only two follow */
 	struct fuse_forget_one one[2] = { { TAG | 1, 1 }, { 1 /* root */, 2 } };
 
-	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&f, sizeof(f)));
+	ck_assert(rf_dispatch_noreply(&w, &in, (const char *)&f, sizeof(f)));
 	ck_assert_int_eq(seen.calls, 1);
 	ck_assert_uint_eq(seen.a, 10);
 	ck_assert_uint_eq(seen.b, 3);
 	memcpy(batch, &b, sizeof(b));
 	memcpy(batch + sizeof(b), one, sizeof(one));
 	in.opcode = FUSE_BATCH_FORGET;
-	ck_assert(rf_dispatch_noreply(&w, &q, &in, batch, sizeof(batch)));
+	ck_assert(rf_dispatch_noreply(&w, &in, batch, sizeof(batch)));
 	ck_assert_int_eq(seen.calls, 3);
 	ck_assert_uint_eq(seen.a, 12); /* 10, then 1 and the root (1) */
 	ck_assert_uint_eq(seen.b, 6);
 	in.opcode = FUSE_LOOKUP;
-	ck_assert(!rf_dispatch_noreply(&w, &q, &in, "", 0));
+	ck_assert(!rf_dispatch_noreply(&w, &in, "", 0));
+	/* the keeper counts them, from the same bytes: 1, then the two that
+	 * follow the batch's header, not the 1000 it claims */
+	in.opcode = FUSE_FORGET;
+	ck_assert(rf_noreply_count(&q, &in, (const char *)&f, sizeof(f)));
+	in.opcode = FUSE_BATCH_FORGET;
+	ck_assert(rf_noreply_count(&q, &in, batch, sizeof(batch)));
+	ck_assert_uint_eq(stats.forgets, 3);
+	in.opcode = FUSE_LOOKUP;
+	ck_assert(!rf_noreply_count(&q, &in, "", 0));
 }
 END_TEST
 
@@ -424,7 +433,7 @@ START_TEST(test_dead_generation_ids)
 	rf_dispatch(&req);
 	ck_assert_int_eq(req.error, 0);
 	/* and its forgets are dropped */
-	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&f, sizeof(f)));
+	ck_assert(rf_dispatch_noreply(&w, &in, (const char *)&f, sizeof(f)));
 	ck_assert_int_eq(seen.calls, 0);
 }
 END_TEST
@@ -450,7 +459,7 @@ START_TEST(test_interrupt_flags_request)
 
 	req.state = RQ_PLUGIN;
 	req.in.unique = 2;
-	ck_assert(rf_dispatch_noreply(&w, &q, &in, (const char *)&ii, sizeof(ii)));
+	ck_assert(rf_dispatch_noreply(&w, &in, (const char *)&ii, sizeof(ii)));
 	ck_assert_int_eq(rf_req_interrupted(&req), 1);
 }
 END_TEST
