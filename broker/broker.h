@@ -114,6 +114,15 @@ struct rf_tenant {
 	struct rf_kick *kicks; /* recovery.c: one per queue */
 	time_t kick_started;
 	struct event *respawn_ev;
+	/* host_restart (spawn.c): the worker's plugin host died and the next
+	 * one is due (respawn_ev) or started (start_ev: its READY); a crash
+	 * loop of hosts that ends the worker (counted once) */
+	enum {
+		RF_HOST_SERVING = 0,
+		RF_HOST_DUE,
+		RF_HOST_STARTED
+	} host_state;
+	bool host_loop;
 	/* upgrade.c: ringfencectl upgrade, from the kill of the old worker to
 	 * the new one's READY (or the old plugin's, rolled back) */
 	enum rf_upgrade_phase upg;

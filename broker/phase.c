@@ -23,6 +23,10 @@ static const struct {
 	{ RF_MSG_LOG, AFTER_HELLO },
 	{ RF_MSG_SECCOMP, ONCE | AFTER_HELLO },
 	{ RF_MSG_FAILED, ONCE | AFTER_HELLO | BEFORE_READY },
+	/* host_restart: as often as its plugin hosts die (spawn.c holds it
+	 * to the tenant's state); a new host's READY, SECCOMP and FAILED
+	 * count afresh after it */
+	{ RF_MSG_HOST_DIED, AFTER_HELLO },
 };
 
 const char *rf_worker_msg_refusal(uint32_t type, uint32_t seen)

@@ -176,6 +176,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.restore_nodes = c.restore_size ? t->pol.restore_nodes : 0;
 	/* an upgrade's new plugin restores all, or ends before serving */
 	c.restore_strict = t->upg == RF_UPG_TRIAL;
+	c.host_restart = t->pol.host_restart && !t->responder;
 	{
 		int fds[2] = { t->pool_fd, t->state_fd };
 
@@ -279,6 +280,8 @@ int rf_worker_spawn(struct rf_tenant *t)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	t->worker_pid = pid;
 	t->sigkilled = false;
+	t->host_state = RF_HOST_SERVING;
+	t->host_loop = false;
 	if (rf_proc_starttime(pid, &t->worker_start) < 0)
 		t->worker_start = 0;
 	rf_orphans_record(t->b);
@@ -360,6 +363,8 @@ void rf_worker_log_dropped(struct rf_tenant *t)
 	t->log_dropped_told = t->log_dropped;
 }
 
+static void host_died(struct rf_tenant *t, int status);
+
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
 	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->msgs_seen);
@@ -389,6 +394,14 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		memcpy(&rd, m->payload, sizeof(rd));
 		t->state = t->responder ? RF_TENANT_FAILED : RF_TENANT_RUNNING;
 		stop_start_timer(t);
+		if (t->host_state == RF_HOST_STARTED) {
+			/* the keeper and its rings served on: nothing waits
+			 * for a kick */
+			t->host_state = RF_HOST_SERVING;
+			log_info("%s: plugin host generation %u serving", t->pol.name,
+				 t->generation);
+			return;
+		}
 		if (t->generation > 0)
 			rf_recovery_kick(t);
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
@@ -424,6 +437,13 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the worker dies", t->pol.name,
 			  t->pol.plugin, t->fail_reason, sc.nr, (unsigned long long)sc.ip);
 		free(name);
+		return;
+	}
+	case RF_MSG_HOST_DIED: {
+		struct rf_msg_host_died d;
+
+		memcpy(&d, m->payload, sizeof(d));
+		host_died(t, d.status);
 		return;
 	}
 	case RF_MSG_FAILED: {
@@ -500,6 +520,112 @@ static bool own_doing(int sig)
 	}
 }
 
+#define RF_NOT_OURS                                                                       \
+	", which the broker did not send (root, a process with the worker's uid, or the " \
+	"OOM killer)"
+
+/* How a process ended, in words, by its wait @status (a plugin host's as
+ * the keeper claims it, @host: the broker never signals one); whether by
+ * a signal from outside, which counts apart. */
+static bool end_words(const struct rf_tenant *t, int status, bool host, char *how, size_t len)
+{
+	bool outside = false;
+
+	if (WIFEXITED(status)) {
+		snprintf(how, len, "exited with status %d", WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		/* a kill the broker did not send: say so, and count it apart
+		 * (it counts as a crash all the same) */
+		outside = (host || !t->sigkilled) && !own_doing(WTERMSIG(status));
+		snprintf(how, len, "was killed by signal %d (%s)%s", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)), outside ? RF_NOT_OURS : "");
+	} else {
+		snprintf(how, len, "ended (status 0x%x)", status);
+	}
+	return outside;
+}
+
+static void host_start_cb(int fd, short what, void *arg)
+{
+	struct rf_tenant *t = arg;
+	struct rf_msg_host_start hs = { 0 };
+	struct timeval tv = { .tv_sec = t->pol.start_timeout };
+
+	(void)fd;
+	(void)what;
+	rf_recovery_cancel(t);
+	if (t->stopping || t->worker_pid <= 0 || t->host_state != RF_HOST_DUE)
+		return;
+	t->generation++;
+	t->fail_reason[0] = '\0';
+	hs.generation = t->generation;
+	if (rf_msg_send(t->ipc_fd, RF_MSG_HOST_START, 0, &hs, sizeof(hs), NULL, 0) < 0) {
+		rf_worker_kill(t, "cannot ask for the next plugin host");
+		return;
+	}
+	t->host_state = RF_HOST_STARTED;
+	log_info("%s: starting plugin host generation %u", t->pol.name, t->generation);
+	t->start_ev = evtimer_new(t->b->base, start_timeout_cb, t);
+	if (!t->start_ev || evtimer_add(t->start_ev, &tv) < 0)
+		fatalx("evtimer_new");
+}
+
+/*
+ * host_restart: the worker's plugin host died and its keeper serves on,
+ * holding what comes meanwhile. A death as any other for the counts and
+ * the back-off; the next host starts at the same pace a next worker
+ * would (HOST_START), and a crash loop ends the worker, for the EIO
+ * responder (rf_worker_reaped, host_loop).
+ */
+static void host_died(struct rf_tenant *t, int status)
+{
+	struct rf_backoff bo;
+	struct timeval tv;
+	char how[192];
+	bool outside;
+
+	if (!t->pol.host_restart || t->responder || t->host_state == RF_HOST_DUE ||
+	    (t->host_state == RF_HOST_SERVING && !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)))) {
+		rf_worker_kill(t, "HOST_DIED where no plugin host can have died");
+		return;
+	}
+	outside = end_words(t, status, true, how, sizeof(how));
+	stop_start_timer(t);
+	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
+			  RF_MSG_BIT(RF_MSG_FAILED));
+	t->hb_sent_seq = 0;
+	if (t->stopping || t->upg != RF_UPG_NONE) {
+		/* an upgrade settles by the worker's end (upgrade.c) */
+		if (!t->fail_reason[0])
+			snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
+		rf_worker_sigkill(t);
+		return;
+	}
+	t->crashes++;
+	t->outside_kills += outside;
+	log_warnx("%s: plugin host %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
+		  t->fail_reason);
+	if (!t->fail_reason[0])
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
+	bo = rf_backoff_after_death(t->deaths, t->pol.crash_limit, t->pol.crash_window, t->crashes,
+				    time(NULL));
+	if (bo.crash_loop) {
+		t->host_loop = true;
+		rf_worker_sigkill(t);
+		return;
+	}
+	t->state = RF_TENANT_STARTING;
+	t->host_state = RF_HOST_DUE;
+	rf_recovery_cancel(t);
+	tv.tv_sec = bo.delay_ms / 1000;
+	tv.tv_usec = (bo.delay_ms % 1000) * 1000;
+	t->respawn_ev = evtimer_new(t->b->base, host_start_cb, t);
+	if (!t->respawn_ev || evtimer_add(t->respawn_ev, &tv) < 0)
+		fatalx("evtimer_new");
+	log_warnx("%s: the worker's keeper serves on; a new plugin host in %ld ms (death %u)",
+		  t->pol.name, bo.delay_ms, t->crashes);
+}
+
 void rf_worker_reaped(struct rf_tenant *t, int status)
 {
 	bool conn_gone, outside = false;
@@ -511,23 +637,9 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		 * worker's claim, as any exit status is) */
 		outside = !own_doing(host_sig);
 		snprintf(how, sizeof(how), "exited: its plugin host was killed by signal %d (%s)%s",
-			 host_sig, strsignal(host_sig),
-			 outside ? ", which the broker did not send (root, a process with the "
-				   "worker's uid, or the OOM killer)"
-				 : "");
-	} else if (WIFEXITED(status)) {
-		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
-	} else if (WIFSIGNALED(status)) {
-		/* a kill the broker did not send: say so, and count it apart
-		 * (it counts as a crash all the same) */
-		outside = !t->sigkilled && !own_doing(WTERMSIG(status));
-		snprintf(how, sizeof(how), "was killed by signal %d (%s)%s", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)),
-			 outside ? ", which the broker did not send (root, a process with the "
-				   "worker's uid, or the OOM killer)"
-				 : "");
+			 host_sig, strsignal(host_sig), outside ? RF_NOT_OURS : "");
 	} else {
-		snprintf(how, sizeof(how), "ended (status 0x%x)", status);
+		outside = end_words(t, status, false, how, sizeof(how));
 	}
 	/* What it said before dying (a start-up failure names its cause) may
 	 * still wait in the socket when SIGCHLD comes first: read it, at most
@@ -571,6 +683,15 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 			 t->fail_reason);
 		if (rf_upgrade_reaped(t))
 			return; /* no crash: the upgrade's own doing */
+	}
+	if (t->host_loop) {
+		/* its plugin hosts died too often, each death counted */
+		t->host_loop = false;
+		log_info("%s: worker %s, its plugin hosts dying too often", t->pol.name, how);
+		if (rf_recovery_plan(t, !rf_mount_connected(t)))
+			return;
+		rf_tenant_give_up(t);
+		return;
 	}
 	t->crashes++;
 	t->outside_kills += outside;

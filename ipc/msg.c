@@ -18,6 +18,10 @@ static const struct rf_msg_spec specs[RF_MSG_TYPE_MAX] = {
 	[RF_MSG_SECCOMP] = { "SECCOMP", sizeof(struct rf_msg_seccomp),
 			     sizeof(struct rf_msg_seccomp), 0, 0 },
 	[RF_MSG_PING] = { "PING", sizeof(struct rf_msg_ping), sizeof(struct rf_msg_ping), 0, 0 },
+	[RF_MSG_HOST_DIED] = { "HOST_DIED", sizeof(struct rf_msg_host_died),
+			       sizeof(struct rf_msg_host_died), 0, 0 },
+	[RF_MSG_HOST_START] = { "HOST_START", sizeof(struct rf_msg_host_start),
+				sizeof(struct rf_msg_host_start), 0, 0 },
 	[RF_MSG_FAILED] = { "FAILED", sizeof(struct rf_msg_failed) + 1, RF_IPC_MAX_PAYLOAD, 0, 1 },
 };
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 6
+#define RF_IPC_VERSION 7
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -36,7 +36,12 @@ enum rf_msg_type {
 	RF_MSG_FAILED = 7, /* worker -> broker, start-up failed: errno + text */
 	RF_MSG_SECCOMP = 8, /* worker -> broker, a trapped system call; then it dies */
 	RF_MSG_PING = 9, /* broker -> worker: every queue thread acknowledges in the pool */
-	RF_MSG_TYPE_MAX = 10,
+	/* worker -> broker (host_restart): its plugin host died; the keeper
+	 * and its rings stay, holding the requests that come meanwhile */
+	RF_MSG_HOST_DIED = 10,
+	/* broker -> worker: start the next plugin host, of this generation */
+	RF_MSG_HOST_START = 11,
+	RF_MSG_TYPE_MAX = 12,
 };
 
 /* A worker that exits with this found its FUSE connection ended: there is
@@ -121,6 +126,7 @@ struct rf_msg_config {
 	uint64_t restore_size; /* the restore tables' (rf_restore_bytes); 0: none */
 	uint32_t restore_nodes; /* the policy's */
 	uint32_t restore_strict; /* ringfencectl upgrade: any restore failing ends the worker */
+	uint32_t host_restart; /* a dead plugin host is replaced, the keeper stays */
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];
@@ -151,6 +157,16 @@ struct rf_msg_ready {
 
 struct rf_msg_ping {
 	uint64_t seq; /* queue threads copy it to rf_queue_stats.heartbeat */
+};
+
+struct rf_msg_host_died {
+	int32_t status; /* the plugin host's, as waitpid() gave it: the worker's claim */
+	uint32_t pad;
+};
+
+struct rf_msg_host_start {
+	uint32_t generation; /* the new host's: its node ids and slot records carry it */
+	uint32_t pad;
 };
 
 struct rf_msg_log {

@@ -176,6 +176,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("kernel_timeout", K_UINT, kernel_timeout, 0, 65535, 0),
 	MKEY("crash_limit", K_UINT, crash_limit, 1, RF_CRASH_LIMIT_MAX, 0),
 	MKEY("crash_window", K_UINT, crash_window, 1, 86400, 0),
+	MKEY("host_restart", K_BOOL, host_restart, 0, 0, 0),
 	MKEY("allow_other", K_BOOL, allow_other, 0, 0, 0),
 	MKEY("default_permissions", K_BOOL, default_permissions, 0, 0, 0),
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
@@ -782,7 +783,7 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME(sched_idle) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
 	       SAME(kernel_timeout) && SAME(crash_limit) && SAME(crash_window) &&
 	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
-	       SAME(ownership) && SAME(handle_killpriv);
+	       SAME(ownership) && SAME(handle_killpriv) && SAME(host_restart);
 #undef SAME
 #undef SAME_STR
 }

@@ -86,6 +86,9 @@ struct rf_mount_policy {
 	uint32_t heartbeat_timeout; /* seconds a worker has to answer PING; 0: none */
 	uint32_t crash_limit; /* deaths within crash_window that end restarts */
 	uint32_t crash_window; /* seconds */
+	/* a dead plugin host is replaced alone: the worker's keeper, its
+	 * rings and every request the kernel queued meanwhile stay */
+	bool host_restart;
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;

@@ -166,6 +166,10 @@ void rf_host_forked_keeper(struct rf_worker *w)
 	for (q = 0; q < w->nqueues; q++) {
 		close(w->queues[q].host_chan_fd);
 		w->queues[q].host_chan_fd = -1;
+		/* the next host gets the same ring (host_restart): a new one
+		 * would need root, for its pinned buffers */
+		if (w->cfg.host_restart)
+			continue;
 		close(w->queues[q].hring_fd);
 		w->queues[q].hring_fd = -1;
 	}
@@ -225,12 +229,37 @@ static int disarm_drain(struct rf_queue *q)
 	return r == -EACCES ? 0 : -EPROTO;
 }
 
-int rf_host_enter(struct rf_worker *w, char *why, size_t len)
+/*
+ * The ring a dead host used, for the next (host_restart): what the dead
+ * one queued and never submitted is dropped (the submission queue's tail
+ * set back to the kernel's head), and every completion it left, the
+ * kernel's overflow list included. Its requests in flight were cancelled
+ * as it exited, or end later with ECANCELED (a read waiting on a file it
+ * had): those completions carry its generation in user_data (w->hgen)
+ * and are dropped as they come. IO_DRAIN stays off (the ring's, for
+ * good: disarm_drain).
+ */
+static void reset_ring(struct io_uring *ring)
+{
+	unsigned int head = io_uring_smp_load_acquire(ring->sq.khead), i;
+
+	io_uring_smp_store_release(ring->sq.ktail, head);
+	ring->sq.sqe_head = head;
+	ring->sq.sqe_tail = head;
+	io_uring_get_events(ring);
+	for (i = 0; i < 64 && io_uring_cq_ready(ring); i++) {
+		io_uring_cq_advance(ring, io_uring_cq_ready(ring));
+		io_uring_get_events(ring);
+	}
+}
+
+int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len)
 {
 	uint32_t q;
 	int r;
 
 	w->host = true;
+	w->hgen = (uint64_t)(uint16_t)w->cfg.generation << RF_CHAN_GEN_SHIFT;
 	for (q = 0; q < w->nqueues; q++) {
 		struct rf_queue *qu = &w->queues[q];
 
@@ -247,9 +276,14 @@ int rf_host_enter(struct rf_worker *w, char *why, size_t len)
 			snprintf(why, len, "queue %u: the host's wake-up eventfd", q);
 			return -errno;
 		}
+		qu->ntx = 0;
+		qu->mbox = NULL;
 		/* enabled here, before the deny list, which then refuses
-		 * every register call (and the ring's restrictions would) */
-		r = rf_io_uring_register(qu->hring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+		 * every register call (and the ring's restrictions would);
+		 * a dead host's ring is enabled already */
+		r = again ? 0
+			  : rf_io_uring_register(qu->hring_fd, IORING_REGISTER_ENABLE_RINGS, NULL,
+						 0);
 		if (!r)
 			r = io_uring_queue_mmap(qu->hring_fd, &qu->hparams, &qu->hring);
 		if (r < 0) {
@@ -258,6 +292,10 @@ int rf_host_enter(struct rf_worker *w, char *why, size_t len)
 		}
 		rf_ring_fill_sq_array(&qu->hring);
 		qu->hring.features = qu->hparams.features;
+		if (again) {
+			reset_ring(&qu->hring);
+			continue;
+		}
 		r = disarm_drain(qu);
 		if (r < 0) {
 			snprintf(why, len, "queue %u: keep IO_DRAIN off the host's ring", q);
@@ -289,7 +327,7 @@ static void chan_send(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t 
 		/* the keeper is gone: so are we (it was PID 1) */
 		_exit(1);
 	if (!atomic_load(&q->w->stop))
-		rf_host_lost(q->w, "does not take its requests");
+		rf_host_down(q, "does not take its requests");
 }
 
 void rf_chan_flush(struct rf_queue *q)
@@ -408,7 +446,7 @@ static void post_data(struct rf_req *req)
 		io_uring_prep_read_fixed(sqe, req->fd, buf, n, off, host_buf(req));
 	else
 		io_uring_prep_write_fixed(sqe, req->fd, buf, n, off, host_buf(req));
-	sqe->user_data = (uint64_t)(uintptr_t)req | H_TAG_DATA;
+	sqe->user_data = (uint64_t)(uintptr_t)req | H_TAG_DATA | req->q->w->hgen;
 	req->state = RQ_DATA;
 }
 
@@ -516,7 +554,7 @@ static void post_chan_read(struct rf_queue *q)
 	struct io_uring_sqe *sqe = host_sqe(q);
 
 	io_uring_prep_read(sqe, q->chan_fd, q->rx, sizeof(q->rx), 0);
-	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_CHAN;
+	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_CHAN | q->w->hgen;
 }
 
 static void post_wake_read(struct rf_queue *q)
@@ -524,7 +562,7 @@ static void post_wake_read(struct rf_queue *q)
 	struct io_uring_sqe *sqe = host_sqe(q);
 
 	io_uring_prep_read(sqe, q->hevfd, &q->hev_buf, sizeof(q->hev_buf), 0);
-	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_WAKE;
+	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_WAKE | q->w->hgen;
 }
 
 /* A message from the keeper; false once it says STOP (or is gone). */
@@ -597,9 +635,12 @@ static void *host_queue_main(void *arg)
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("host queue %u: io_uring_enter: %s", q->qid, strerror(-r));
 		io_uring_for_each_cqe (&q->hring, head, cqe) {
-			void *p = (void *)(uintptr_t)(cqe->user_data & ~(uint64_t)7);
+			void *p = (void *)(uintptr_t)(cqe->user_data & RF_CHAN_PTR_MASK &
+						      ~(uint64_t)7);
 
 			n++;
+			if ((cqe->user_data & ~RF_CHAN_PTR_MASK) != q->w->hgen)
+				continue; /* a dead host's, on the same ring */
 			switch (cqe->user_data & 7) {
 			case H_TAG_CHAN:
 				if (!chan_done(q, cqe->res))
@@ -650,9 +691,90 @@ int rf_host_serve(struct rf_worker *w)
 
 static atomic_int host_lost;
 
-void rf_host_lost(struct rf_worker *w, const char *why)
+/* The host's end: ended first if it is alive but no longer speaking to
+ * us; its wait status, or -1. */
+static int host_reap(struct rf_worker *w, const char *why)
 {
 	siginfo_t si;
+	int status;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)w->host_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == 0) {
+		log_warnx("the plugin host %s; ending it", why);
+		kill(w->host_pid, SIGKILL);
+	}
+	while (waitpid(w->host_pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
+void rf_host_down(struct rf_queue *q, const char *why)
+{
+	struct rf_worker *w = q->w;
+	struct rf_msg_host_died d = { 0 };
+	unsigned int seq = q->host_seq, prev = seq - 1;
+
+	if (!w->cfg.host_restart || !w->host_ready)
+		rf_host_lost(w, why);
+	if (q->host_down)
+		return;
+	/* the first queue to find the host dead reaps it and tells the
+	 * broker, which says when the next one starts (HOST_START); one that
+	 * finds it only after that is settling a host already replaced */
+	if (seq == atomic_load(&w->host_seq) &&
+	    atomic_compare_exchange_strong(&w->reported_seq, &prev, seq)) {
+		d.status = host_reap(w, why);
+		if (d.status == -1)
+			rf_host_lost(w, why);
+		rf_msg_send(w->ipc_fd, RF_MSG_HOST_DIED, 0, &d, sizeof(d), NULL, 0);
+	}
+	rf_queue_host_gone(q);
+}
+
+pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
+{
+	unsigned int seq = atomic_load(&w->host_seq);
+	uint32_t q;
+	pid_t pid;
+	int sv[2];
+
+	if (!w->cfg.host_restart || atomic_load(&w->reported_seq) != seq) {
+		log_warnx("HOST_START from the broker while the plugin host lives; ignored");
+		return -1;
+	}
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			fatal("queue %u: the next plugin host's channel", q);
+		if (qu->chan_next >= 0)
+			close(qu->chan_next);
+		qu->chan_next = sv[0];
+		qu->host_chan_fd = sv[1];
+	}
+	__atomic_store_n(&w->cfg.generation, generation, __ATOMIC_RELAXED);
+	atomic_store(&w->host_seq, seq + 1);
+	pid = fork();
+	if (pid < 0)
+		fatal("start the next plugin host");
+	if (pid == 0)
+		return 0;
+	w->host_pid = pid;
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		close(qu->host_chan_fd);
+		qu->host_chan_fd = -1;
+		atomic_store(&qu->chan_renew, 1);
+		rf_queue_wake(qu);
+	}
+	return pid;
+}
+
+void rf_host_lost(struct rf_worker *w, const char *why)
+{
 	int status;
 
 	if (atomic_exchange(&host_lost, 1)) {
@@ -660,16 +782,9 @@ void rf_host_lost(struct rf_worker *w, const char *why)
 		for (;;)
 			pause();
 	}
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)w->host_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-	    si.si_pid == 0) {
-		/* alive, but no longer speaking to us */
-		log_warnx("the plugin host %s; ending it", why);
-		kill(w->host_pid, SIGKILL);
-	}
-	while (waitpid(w->host_pid, &status, 0) < 0)
-		if (errno != EINTR)
-			_exit(1);
+	status = host_reap(w, why);
+	if (status == -1)
+		_exit(1);
 	/* The broker learns how the host ended from this process's end
 	 * (the keeper is PID 1 of its namespace: it cannot die of a signal
 	 * it sends itself): an exit status as the host's, 128 + the signal
@@ -712,7 +827,9 @@ void rf_host_reap(struct rf_worker *w)
 	int i, status;
 
 	for (i = 0; i < 150; i++) {
-		if (waitpid(w->host_pid, &status, WNOHANG) == w->host_pid)
+		pid_t p = waitpid(w->host_pid, &status, WNOHANG);
+
+		if (p == w->host_pid || (p < 0 && errno == ECHILD))
 			return;
 		usleep(10000);
 	}

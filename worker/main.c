@@ -175,6 +175,7 @@ static void recv_config(void)
 		W.queues[q].host_chan_fd = -1;
 		W.queues[q].hring_fd = -1;
 		W.queues[q].hevfd = -1;
+		W.queues[q].chan_next = -1;
 	}
 }
 
@@ -344,11 +345,16 @@ static void enter_sandbox_drop(bool host)
 {
 	int err;
 
-	SB.host = host;
+	SB.who = host					  ? RF_DENY_HOST
+		 : W.cfg.host_restart && !W.cfg.responder ? RF_DENY_KEEPER_FORKS
+							  : RF_DENY_KEEPER;
 	err = rf_sandbox_enter_drop(&SB);
 	if (err < 0)
 		fail(-err, "%s", SB.failed);
 }
+
+static void __attribute__((noreturn))
+host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool again);
 
 /* The main thread's part once the queues serve: the broker's PINGs, passed
  * to every queue thread, until SHUTDOWN. */
@@ -376,6 +382,9 @@ static void worker_dispatch(void)
 			 * (with a host, once its host thread answered): a
 			 * stuck thread, or a stuck main thread, stays silent */
 			memcpy(&ping, m.payload, sizeof(ping));
+			if (W.host_pid && W.cfg.host_restart &&
+			    atomic_load(&W.reported_seq) == atomic_load(&W.host_seq))
+				continue; /* no host to answer: the broker waits (READY) */
 			if (W.host_pid) {
 				rf_host_broadcast(&W, RF_CH_PING, ping.seq);
 				continue;
@@ -383,6 +392,14 @@ static void worker_dispatch(void)
 			atomic_store(&W.ping_seq, ping.seq);
 			for (q = 0; q < W.nqueues; q++)
 				rf_queue_wake(&W.queues[q]);
+			continue;
+		}
+		if (m.hdr.type == RF_MSG_HOST_START && W.host_pid) {
+			struct rf_msg_host_start hs;
+
+			memcpy(&hs, m.payload, sizeof(hs));
+			if (rf_host_respawn(&W, hs.generation) == 0)
+				host_main(W.plugin_fd, W.sc_policy, W.sandbox, true);
 			continue;
 		}
 		rf_msg_close_fds(&m);
@@ -508,19 +525,66 @@ static void serve(void)
 	rf_restore_stop(&W);
 }
 
+/* A host the keeper forks again (host_restart) keeps of the keeper's
+ * descriptors only what a host holds: the broker's channel, the pool
+ * read-only, the source, the plugin's file, and per queue its ring and
+ * channel (not the keeper's rings, nor a file a dead host passed it). */
+static void keep_only_host_fds(void)
+{
+	int keep[8 + 2 * 256], n = 0, i, j, lo = 3;
+	uint32_t q;
+
+	keep[n++] = W.ipc_fd;
+	keep[n++] = W.pool_ro_fd;
+	keep[n++] = W.source_fd;
+	keep[n++] = W.plugin_fd;
+	for (q = 0; q < W.nqueues && q < 256; q++) {
+		keep[n++] = W.queues[q].hring_fd;
+		keep[n++] = W.queues[q].host_chan_fd;
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (keep[i] < lo)
+			continue;
+		if (keep[i] > lo)
+			close_range((unsigned int)lo, (unsigned int)keep[i] - 1, 0);
+		lo = keep[i] + 1;
+	}
+	close_range((unsigned int)lo, ~0U, 0);
+}
+
 /* The plugin host (host.c): the keeper's child, from the fork on. Its own
  * view of the pool, its own privilege drop and deny list, then the plugin,
- * and its threads serve until the keeper says STOP. */
+ * and its threads serve until the keeper says STOP. One the keeper starts
+ * after a host died (@again) is the keeper's already in all but the deny
+ * list, which it stacks on the keeper's, and its generation (node ids). */
 static void __attribute__((noreturn))
-host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox)
+host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool again)
 {
 	char why[200];
 	int err;
 
-	err = rf_host_enter(&W, why, sizeof(why));
+	if (again)
+		keep_only_host_fds();
+	err = rf_host_enter(&W, again, why, sizeof(why));
 	if (err < 0)
 		fail(-err, "%s", why);
-	enter_sandbox_drop(true);
+	if (!again) {
+		enter_sandbox_drop(true);
+	} else {
+		W.tag = rf_gen_tag(W.cfg.generation);
+		err = sandbox ? rf_sandbox_seccomp_base(W.ipc_fd, RF_DENY_HOST_AGAIN,
+							W.cfg.pool_addr)
+			      : 0;
+		if (err < 0)
+			fail(-err, "install the plugin host's seccomp deny list");
+	}
 	rf_data_probe_source(&W);
 	start_plugin(plugin_fd, sc_policy, sandbox);
 	err = rf_host_serve(&W);
@@ -538,13 +602,23 @@ static void start_host(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandb
 {
 	pid_t pid;
 
+	atomic_store(&W.host_seq, 1);
+	for (uint32_t q = 0; q < W.nqueues; q++)
+		W.queues[q].host_seq = 1;
 	pid = fork();
 	if (pid < 0)
 		fail(errno, "start the plugin host");
 	if (pid == 0)
-		host_main(plugin_fd, sc_policy, sandbox);
+		host_main(plugin_fd, sc_policy, sandbox, false);
 	W.host_pid = pid;
 	rf_host_forked_keeper(&W);
+	if (W.cfg.host_restart) {
+		/* for the next host, should this one die */
+		W.plugin_fd = plugin_fd;
+		W.sc_policy = sc_policy;
+		W.sandbox = sandbox;
+		return;
+	}
 	close(plugin_fd);
 	rf_sc_policy_free(sc_policy);
 	if (W.source_fd >= 0)
@@ -565,6 +639,7 @@ int main(int argc, char **argv)
 
 	W.ipc_fd = -1;
 	W.pool_ro_fd = -1;
+	W.plugin_fd = -1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -601,8 +676,10 @@ int main(int argc, char **argv)
 	enter_sandbox_root(sandbox);
 	if (!W.cfg.responder)
 		start_host(plugin_fd, sc_policy, sandbox);
-	close(W.pool_ro_fd);
-	W.pool_ro_fd = -1;
+	if (!W.cfg.host_restart || W.cfg.responder) {
+		close(W.pool_ro_fd);
+		W.pool_ro_fd = -1;
+	}
 	enter_sandbox_drop(false);
 	if (W.cfg.responder)
 		/* the EIO responder: no plugin, no host, the keeper answers */

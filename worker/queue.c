@@ -22,6 +22,7 @@
  * The low bits of each SQE's user_data say what completed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,7 +365,7 @@ static void record_fetch(struct rf_req *req)
 	req->start_ns = rf_now_ns();
 	req->ss->commit_id = req->in.unique;
 	req->ss->opcode = req->in.opcode;
-	req->ss->generation = req->q->w->cfg.generation;
+	req->ss->generation = __atomic_load_n(&req->q->w->cfg.generation, __ATOMIC_RELAXED);
 	req->ss->reruns = req->rerun;
 	req->rerun = false;
 	req->ss->fetched_ns = req->start_ns;
@@ -378,19 +379,23 @@ static void record_fetch(struct rf_req *req)
  * a host (the EIO responder), and for the broker's kick, the keeper
  * answers itself.
  */
-static void forward(struct rf_req *req)
+static void to_host(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
 	struct rf_chan_rec *r;
 
-	rf_dispatch_count(req);
-	if (!q->w->host_pid || rf_dispatch_kick(req)) {
-		rf_dispatch(req);
+	if (q->host_down) {
+		/* no host now: the next one gets it (host_renew) */
+		req->host_park = true;
 		return;
 	}
-	req->state = RQ_PLUGIN;
-	rf_req_reset(req);
 	r = rf_chan_next(q);
+	if (q->host_down) {
+		/* the flush before it found the host dead, and settled this
+		 * request with the rest (rf_queue_host_gone) */
+		q->ntx = 0;
+		return;
+	}
 	r->kind = RF_CH_REQ;
 	r->idx = req->idx;
 	r->flags = req->zc ? RF_CHF_ZC : 0;
@@ -398,6 +403,18 @@ static void forward(struct rf_req *req)
 	r->len = req->rest_len;
 	r->a = q->qpool_size && !req->classic && req->payload ? (uint64_t)(req->payload - q->qpool)
 							      : 0;
+}
+
+static void forward(struct rf_req *req)
+{
+	rf_dispatch_count(req);
+	if (!req->q->w->host_pid || rf_dispatch_kick(req)) {
+		rf_dispatch(req);
+		return;
+	}
+	req->state = RQ_PLUGIN;
+	rf_req_reset(req);
+	to_host(req);
 }
 
 /* A request fetched through a FUSE io-uring entry. */
@@ -516,11 +533,18 @@ static void classic_fetched(struct rf_req *req, uint32_t n)
 		/* FORGET and INTERRUPT on the io-uring transport's reader:
 		 * seen, so that no successor asks for them */
 		rf_seen_record(q->w, req->in.unique);
-		if (q->w->host_pid) {
+		if (q->w->host_pid && !q->host_down) {
 			/* the host tells the plugin, and says when (DONE): till
-			 * then the slot holds the arguments */
+			 * then the slot holds the arguments (with no host, for
+			 * now, no one is told: rf_queue_host_gone says why) */
 			struct rf_chan_rec *r = rf_chan_next(q);
 
+			if (q->host_down) {
+				q->ntx = 0;
+				if (!park_forget_reader(req))
+					post_classic_read(req);
+				return;
+			}
 			r->kind = RF_CH_NOREPLY;
 			r->idx = req->idx;
 			r->in = req->in;
@@ -650,6 +674,7 @@ static void post_chan_recv(struct rf_queue *q)
 	io_uring_prep_recvmsg(sqe, RF_FILE_SLOT_CHAN, &q->rx_msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	rf_sqe_tag(sqe, q->rx, RF_TAG_WAKE);
+	sqe->user_data |= (uint64_t)q->chan_gen << RF_CHAN_GEN_SHIFT;
 }
 
 /* The file a message carried, or -1 (read from the control buffer as
@@ -773,13 +798,15 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 	if (res <= 0 || atomic_load(&w->stop)) {
 		if (atomic_load(&w->stop))
 			return; /* it leaves, as told */
-		rf_host_lost(w, res == 0 ? "closed its channel" : "broke its channel");
+		rf_host_down(q, res == 0 ? "closed its channel" : "broke its channel");
+		return;
 	}
 	fd = chan_file(q);
 	if ((size_t)res > sizeof(q->rx) || res % (int)sizeof(q->rx[0])) {
 		if (fd >= 0)
 			close(fd);
-		rf_host_lost(w, "sent a message that is no whole number of records");
+		rf_host_down(q, "sent a message that is no whole number of records");
+		return;
 	}
 	n = (uint32_t)res / sizeof(q->rx[0]);
 	for (i = 0; i < n; i++) {
@@ -800,6 +827,17 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 			host_counted(q, r);
 			break;
 		case RF_CH_READY:
+			if (atomic_load(&w->host_seq) > 1) {
+				/* a host started after a death: the keeper has
+				 * been serving all along; the broker learns */
+				struct rf_msg_ready rd = { .transport = atomic_load(&w->transport),
+							   .nqueues = w->nqueues };
+
+				if (q->qid == 0)
+					rf_msg_send(w->ipc_fd, RF_MSG_READY, 0, &rd, sizeof(rd),
+						    NULL, 0);
+				break;
+			}
 			pthread_mutex_lock(&w->start_lock);
 			w->host_ready = true;
 			pthread_cond_broadcast(&w->start_cond);
@@ -816,9 +854,96 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 	post_chan_recv(q);
 }
 
-/* The wake-up eventfd fired: replies from other threads, or a PING. */
+/*
+ * host_restart: the plugin host is dead. What this queue had handed it
+ * is settled as a successor settles a dead worker's requests: run again,
+ * once, where that is safe (rf_rerunnable), by the next host; anything
+ * else answered EIO, for it may have been half done. A FORGET or
+ * INTERRUPT it was telling the plugin is over (a FORGET told twice could
+ * drop a node the kernel still holds; one never told leaves a count too
+ * high, which only keeps a record longer).
+ */
+void rf_queue_host_gone(struct rf_queue *q)
+{
+	struct rf_pool_ctl *ctl = q->w->ctl;
+	uint32_t i;
+
+	q->host_down = true;
+	q->ntx = 0;
+	for (i = 0; i < q->nreqs; i++) {
+		struct rf_req *req = &q->reqs[i];
+
+		if (req->state != RQ_PLUGIN || req->replied || req->host_park)
+			continue;
+		if (req->noreply) {
+			req->noreply = false;
+			if (!park_forget_reader(req))
+				post_classic_read(req);
+			continue;
+		}
+		__atomic_fetch_add(&ctl->adopted, 1, __ATOMIC_RELAXED);
+		if (rf_rerunnable(req->in.opcode) && !req->ss->reruns) {
+			__atomic_fetch_add(&ctl->adopted_rerun, 1, __ATOMIC_RELAXED);
+			req->ss->reruns = 1;
+			req->host_park = true;
+			continue;
+		}
+		req->replied = true;
+		req->error = EIO;
+		req->reply_len = 0;
+		req->fd_op = RF_FDOP_NONE;
+		complete(req);
+	}
+}
+
+/* The main thread started the next host (rf_host_respawn): its channel
+ * is in this queue's descriptor already (dup2); the ring's file slot
+ * takes it, and what waited goes to it. */
+static void host_renew(struct rf_queue *q)
+{
+	struct rf_worker *w = q->w;
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_CHAN,
+					    .fds = (uint64_t)(uintptr_t)&q->chan_fd };
+	uint32_t gen = __atomic_load_n(&w->cfg.generation, __ATOMIC_RELAXED), i;
+	int r;
+
+	if (!atomic_exchange(&q->chan_renew, 0))
+		return;
+	if (!q->host_down)
+		/* its death's last completion is still to come: the
+		 * channel's generation makes it nothing */
+		rf_queue_host_gone(q);
+	/* the same descriptor number, now the new host's channel: the main
+	 * thread's PINGs go there too */
+	if (dup3(q->chan_next, q->chan_fd, O_CLOEXEC) < 0)
+		fatal("queue %u: take the new plugin host's channel", q->qid);
+	close(q->chan_next);
+	q->chan_next = -1;
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	if (r < 0)
+		fatalx("queue %u: install the new plugin host's channel: %s", q->qid, strerror(-r));
+	q->chan_gen++;
+	q->host_seq = atomic_load(&w->host_seq);
+	q->host_down = false;
+	post_chan_recv(q);
+	for (i = 0; i < q->nreqs; i++) {
+		struct rf_req *req = &q->reqs[i];
+
+		if (!req->host_park)
+			continue;
+		req->host_park = false;
+		/* the watchdog watches it as the new generation's */
+		__atomic_store_n(&req->ss->generation, gen, __ATOMIC_RELAXED);
+		to_host(req);
+	}
+}
+
+/* The wake-up eventfd fired: replies from other threads, a PING, or a
+ * new plugin host. */
 static void wake_done(struct rf_queue *q)
 {
+	if (atomic_load(&q->chan_renew))
+		host_renew(q);
 	drain_mbox(q);
 	if (!atomic_load(&q->w->stop))
 		post_wake_read(q);
@@ -842,10 +967,15 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		cwrite_done(req, cqe->res);
 		return;
 	case RF_TAG_WAKE:
-		if ((void *)req == (void *)q->rx)
-			rf_queue_host_message(q, cqe->res);
-		else
+		if ((void *)((uintptr_t)req & RF_CHAN_PTR_MASK) != (void *)q->rx) {
 			wake_done(q);
+		} else if ((uint16_t)(cqe->user_data >> RF_CHAN_GEN_SHIFT) == q->chan_gen) {
+			rf_queue_host_message(q, cqe->res);
+		} else if (cqe->res > 0) {
+			/* a dead host's last message, after its successor
+			 * came: what it answered was settled without it */
+			log_debug("queue %u: a dead plugin host's message dropped", q->qid);
+		}
 		return;
 	case RF_TAG_PROBE:
 		rf_probe_done(q, rf_cqe_probe_id(cqe), cqe->res);

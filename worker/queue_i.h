@@ -23,6 +23,10 @@ enum rf_tag {
 	RF_TAG_PROBE = 6, /* COMMIT_AND_FETCH for a lost request */
 	RF_TAG_SETUP = 7, /* ADD_QUEUE / ADD_BUFPOOL, waited for at start */
 };
+/* the channel's RECVMSG also carries its channel's generation in the top
+ * 16 bits (user addresses stay below 2^48) */
+#define RF_CHAN_GEN_SHIFT 48
+#define RF_CHAN_PTR_MASK ((1ULL << RF_CHAN_GEN_SHIFT) - 1)
 #define RF_TAG_BITS 3
 #define RF_TAG_MASK ((1u << RF_TAG_BITS) - 1)
 
@@ -90,6 +94,10 @@ void rf_queue_restamp(struct io_uring *ring);
 /* The completion of an adopting commit; false if it is none of rescue's. */
 bool rf_adopt_done(struct rf_req *req, int res);
 void rf_register_or_reserve(struct rf_req *req);
+/* Requests whose arguments all sit where no reply goes (the slot's header
+ * area, op_in; before the payload on /dev/fuse), and which are safe to
+ * repeat: a successor, or the next plugin host, runs them again in full. */
+bool rf_rerunnable(uint32_t op);
 void rf_probe_done(struct rf_queue *q, uint64_t id, int res);
 
 /* data.c; a queue idle this long with files in its data slots lets them

@@ -77,10 +77,7 @@ void rf_rescue_plan(struct rf_worker *w)
 	w->nrescue = n;
 }
 
-/* Requests whose arguments all sit in the slot's header area (op_in), which
- * no reply touches, and which are safe to repeat: a successor runs them
- * again in full. */
-static bool rerunnable(uint32_t op)
+bool rf_rerunnable(uint32_t op)
 {
 	switch (op) {
 	case FUSE_GETATTR:
@@ -149,7 +146,7 @@ void rf_adopt(struct rf_req *req)
 	 * dead worker's ring, which went with it; and once only: a request
 	 * that killed the worker that ran it again may kill every worker
 	 * (with deaths spaced wider than crash_window, for good) */
-	if (state == RF_SLOT_FETCHED && rerunnable(req->ss->opcode) && !req->ss->reruns &&
+	if (state == RF_SLOT_FETCHED && rf_rerunnable(req->ss->opcode) && !req->ss->reruns &&
 	    in.unique == req->ss->commit_id && in.opcode == req->ss->opcode &&
 	    !(h->ring_ent_in_out.flags & FUSE_URING_ENT_ZERO_COPY)) {
 		__atomic_fetch_add(&q->w->ctl->adopted_rerun, 1, __ATOMIC_RELAXED);

@@ -30,6 +30,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -416,20 +417,26 @@ static const int denied[] = {
 	SCMP_SYS(shmget),
 };
 
-int rf_sandbox_seccomp_base(int ipc_fd, bool host, uint64_t pool_addr)
+int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr)
 {
-	struct sigaction sa;
+	bool host = who != RF_DENY_KEEPER && who != RF_DENY_KEEPER_FORKS;
 	scmp_filter_ctx ctx;
 	size_t i;
 	int r;
 
-	sandbox_ipc_fd = ipc_fd;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigsys;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSYS, &sa, NULL) < 0)
-		return -errno;
+	if (who != RF_DENY_HOST_AGAIN) {
+		struct sigaction sa;
+
+		sandbox_ipc_fd = ipc_fd;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_sigsys;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGSYS, &sa, NULL) < 0)
+			return -errno;
+	}
+	/* else: a plugin host the keeper forked again has its handler, and
+	 * the keeper's list, which kills whoever asks about SIGSYS */
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -443,9 +450,15 @@ int rf_sandbox_seccomp_base(int ipc_fd, bool host, uint64_t pool_addr)
 	if (!r)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	for (i = 0; !r && i < sizeof(denied) / sizeof(denied[0]); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, denied[i], 0);
-	/* threads yes, processes no */
-	if (!r)
+		if (denied[i] != SCMP_SYS(socketpair) || who != RF_DENY_KEEPER_FORKS)
+			r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, denied[i], 0);
+	/* that keeper's channels to a next host: a pair of local sockets */
+	if (!r && who == RF_DENY_KEEPER_FORKS)
+		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(socketpair), 1,
+				     SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	/* threads yes, processes no (but for a keeper that starts the next
+	 * plugin host when one dies: host_restart) */
+	if (!r && who != RF_DENY_KEEPER_FORKS)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
 	/* MAP_SHARED | MAP_ANONYMOUS (MAP_SHARED_VALIDATE too) is shmem,
@@ -541,7 +554,7 @@ int rf_sandbox_enter_drop(struct rf_sandbox *sb)
 		snprintf(sb->failed, sizeof(sb->failed), "ask to die with the broker");
 		return err;
 	}
-	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd, sb->host, sb->pool_addr) : 0;
+	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd, sb->who, sb->pool_addr) : 0;
 	if (err < 0) {
 		snprintf(sb->failed, sizeof(sb->failed), "install the seccomp deny list");
 		return err;

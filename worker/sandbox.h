@@ -40,9 +40,17 @@ int rf_sandbox_status_ok(const char *status, uid_t uid, gid_t gid, bool seccomp,
  * already gone (@ipc_fd hung up). Call after rf_sandbox_drop(). */
 int rf_sandbox_tie_to_broker(int ipc_fd);
 /* The deny-list stage; trapped calls are reported on @ipc_fd. The plugin
- * host's (@host) differs in two rules: no io_uring_register at all, and
- * no mremap() of the stride of the pool at @pool_addr. */
-int rf_sandbox_seccomp_base(int ipc_fd, bool host, uint64_t pool_addr);
+ * host's differs in two rules: no io_uring_register at all, and no
+ * mremap() of the stride of the pool at @pool_addr. A keeper that starts
+ * the next plugin host when one dies (host_restart) may fork; a host it
+ * started so stacks its own list on the keeper's it inherited. */
+enum {
+	RF_DENY_KEEPER = 0,
+	RF_DENY_KEEPER_FORKS = 1,
+	RF_DENY_HOST = 2,
+	RF_DENY_HOST_AGAIN = 3,
+};
+int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr);
 
 /* Everything above in order, the worker's way from trusted start-up into
  * its sandbox, in two parts: root (if @sandboxed), the source opened as
@@ -53,7 +61,7 @@ int rf_sandbox_seccomp_base(int ipc_fd, bool host, uint64_t pool_addr);
  * @failed. */
 struct rf_sandbox {
 	int sandboxed; /* 0 only for ringfenced --bench-unsafe=no-sandbox */
-	bool host; /* the plugin host's deny list (rf_sandbox_seccomp_base) */
+	unsigned int who; /* whose deny list: RF_DENY_* (rf_sandbox_seccomp_base) */
 	uint64_t pool_addr;
 	const char *source; /* "" if none */
 	int read_only;

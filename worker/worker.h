@@ -51,6 +51,7 @@ struct rf_req {
 	bool zc; /* the request's file data is in the client's pages, buffer
 		  * RF_BUF_INDEX_ZC + idx of the ring, not in the pool */
 	bool noreply; /* keeper: a FORGET or INTERRUPT the host is told of */
+	bool host_park; /* keeper: waits for the next plugin host (host_restart) */
 	uint64_t mark; /* the header's commit id as we left it, while a candidate */
 	struct rf_slot_state *ss; /* this slot's record in the pool */
 	enum rf_req_state state;
@@ -152,6 +153,16 @@ struct rf_queue {
 	int hevfd;
 	uint64_t hev_buf;
 	int host_chan_fd; /* the host's end, until the fork hands it over */
+	/* keeper, host_restart: this queue's host is dead (requests wait,
+	 * host_park); the host it serves (w->host_seq as it last heard);
+	 * its channel's generation, in the RECVMSG's user_data, so that a
+	 * dead host's last completion is told from the next one's; and the
+	 * main thread's word that the channel is a new host's */
+	bool host_down;
+	uint32_t host_seq;
+	uint16_t chan_gen;
+	atomic_int chan_renew;
+	int chan_next; /* the new host's channel, until this thread takes it */
 };
 
 /*
@@ -203,6 +214,17 @@ struct rf_worker {
 	pid_t host_pid; /* keeper: the host's, 0 with no host (the EIO responder) */
 	bool host_ready; /* keeper: the host said it serves (under start_lock) */
 	int pool_ro_fd; /* the pool, read-only: the host maps its records so */
+	/* host_restart: what the keeper keeps to start the next plugin host
+	 * (its file, seccomp policy, the source); the hosts started so far
+	 * and the one whose death was told the broker; in the host, the top
+	 * bits of its ring's user_data (a dead host's late completions on
+	 * the same ring carry another) */
+	int plugin_fd;
+	struct rf_sc_policy *sc_policy;
+	bool sandbox;
+	atomic_uint host_seq;
+	atomic_uint reported_seq;
+	uint64_t hgen;
 };
 
 /* queue.c: start every queue's thread and wait until each has enabled its
@@ -225,13 +247,23 @@ void rf_req_finish(struct rf_req *req);
  * ends the keeper with its status (rf_host_lost does not return). */
 int rf_host_prepare(struct rf_worker *w, char *why, size_t len);
 void rf_host_forked_keeper(struct rf_worker *w);
-int rf_host_enter(struct rf_worker *w, char *why, size_t len);
+int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len);
 int rf_host_serve(struct rf_worker *w);
 void rf_host_finish(struct rf_req *req);
 void rf_host_wait_ready(struct rf_worker *w);
 void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
 void rf_host_reap(struct rf_worker *w);
 void rf_host_lost(struct rf_worker *w, const char *why) __attribute__((noreturn));
+/* host_restart: a queue thread found its host gone; with host_restart and
+ * a host that served, the keeper stays: the host is reaped and its death
+ * told the broker once, and this queue's requests it held are run again
+ * or answered EIO (rf_queue_host_gone); else as rf_host_lost. The main
+ * thread starts the next host on the broker's HOST_START
+ * (rf_host_respawn, in the keeper; the child returns from it as the new
+ * host, in host_main). */
+void rf_host_down(struct rf_queue *q, const char *why);
+void rf_queue_host_gone(struct rf_queue *q);
+pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation);
 
 /* reply.c: whether @len bytes at @buf are directory entries a client may
  * be given (READDIRPLUS's if @plus): each whole, its name 1 to NAME_MAX

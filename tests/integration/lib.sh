@@ -281,10 +281,16 @@ rf_host() {
 # hold exactly the descriptors the design gives them: 0-2 on /dev/null, the
 # broker channel (3), one ring, one wake-up eventfd and one channel between
 # the two per queue; the keeper's rings from 4 on, and only the host files
-# of its own source (/source in its root).
+# of its own source (/source in its root). With a third argument,
+# host_restart, the keeper also keeps what it starts the next host with:
+# the host's rings, the source, the plugin's file and the pool read-only.
 rf_assert_worker_fds() {
 	local host
-	rf_assert_process_fds "$1" "$2" keeper
+	if [ "${3:-}" = host_restart ]; then
+		rf_assert_process_fds "$1" "$2" keeper+
+	else
+		rf_assert_process_fds "$1" "$2" keeper
+	fi
 	host=$(rf_host "$1")
 	[ -n "$host" ] || rf_fail "worker $1 has no plugin host"
 	rf_assert_process_fds "$host" "$2" host
@@ -304,14 +310,16 @@ rf_assert_process_fds() {
 		*:0:* | *:1:* | *:2:*) ;;
 		*:socket:*) socks=$((socks + 1)) ;;
 		*:anon_inode:\[io_uring\])
-			[ "$role" = host ] || { [ "$i" -ge 4 ] && [ "$i" -lt $((4 + nq)) ]; } ||
+			[ "$role" != keeper ] || { [ "$i" -ge 4 ] && [ "$i" -lt $((4 + nq)) ]; } ||
 				rf_fail "$role $pid: a ring at fd $i"
 			rings=$((rings + 1)) ;;
 		*:anon_inode:\[eventfd\]) evs=$((evs + 1)) ;;
 		host:*:/source | host:*:/source/*) ;;
+		keeper+:*:/source | keeper+:*:*.so | keeper+:*:/memfd:ringfence-pool*) ;;
 		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac
 	done
+	[ "$role" = keeper+ ] && rings=$((rings - nq))
 	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] && [ "$socks" = $((nq + 1)) ] ||
 		rf_fail "$role $pid: $rings rings, $evs eventfds and $socks sockets for $nq queues"
 }

@@ -27,6 +27,9 @@
 #       any error outside those windows, is a failure. Prints the pause
 #       each kill caused (the slowest call across it) and the p99 latency
 #       near kills and away from them.
+#   restore_load.py judge-host OUT.json KILLS
+#       As judge, for kills of a plugin host (host_restart): EIO only, and
+#       only for calls begun before the host was dead.
 #   restore_load.py steady OUT.json EVENTS
 #       For events that must cost clients nothing (a broker upgrade):
 #       EVENTS holds "START END" lines; any error is a failure. Prints the
@@ -155,7 +158,7 @@ TEARDOWN = 0.05 * float(os.environ.get("RF_TIME_SCALE", "1"))
 ALLOWED = {5: "EIO", 125: "ECANCELED", 103: "ECONNABORTED"}
 
 
-def judge(out, kills_file):
+def judge(out, kills_file, allowed_errs=ALLOWED, teardown=TEARDOWN):
     r = json.load(open(out))
     kills = [tuple(float(x) for x in l.split()) for l in open(kills_file) if l.strip()]
     errs, allowed, near, far = [], {}, [], []
@@ -169,8 +172,8 @@ def judge(out, kills_file):
         (near if is_near else far).append(lat)
         if not err:
             continue
-        held = [(k, dead) for k, dead in kills if t0 <= dead + TEARDOWN and t1 >= k]
-        if err in ALLOWED and held:
+        held = [(k, dead) for k, dead in kills if t0 <= dead + teardown and t1 >= k]
+        if err in allowed_errs and held:
             allowed[err] = allowed.get(err, 0) + 1
             late = max(late, t0 - held[0][1])
         else:
@@ -179,8 +182,11 @@ def judge(out, kills_file):
                         (kind, err, (t0 - k) * 1e3, (t1 - k) * 1e3, (dead - k) * 1e3))
     print("calls %d; errors of calls the dying workers held or were handed: %s; other "
           "errors %d; corrupt blocks %d" %
-          (len(r["ops"]), ", ".join("%d %s" % (allowed.get(e, 0), n) for e, n in ALLOWED.items()),
+          (len(r["ops"]), ", ".join("%d %s" % (allowed.get(e, 0), n) for e, n in allowed_errs.items()),
            len(errs), len(r["bad"])))
+    if allowed_errs is not ALLOWED:
+        print("allowed: %s, only for calls begun before the death" %
+              ", ".join(allowed_errs.values()))
     print("from a kill to the worker's death %.1f ms at most; the latest such call began "
           "%.1f ms after its worker's death" %
           (max((d - k) * 1e3 for k, d in kills), late * 1e3))
@@ -221,6 +227,11 @@ if __name__ == "__main__":
         run(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif sys.argv[1] == "kill":
         kill(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "judge-host":
+        # a plugin host's death (host_restart): the keeper and its rings
+        # stay, so only EIO, for a call the dead host held (a write in
+        # flight), and only for calls begun before it was dead
+        sys.exit(judge(sys.argv[2], sys.argv[3], {5: "EIO"}, 0.0))
     elif sys.argv[1] == "steady":
         sys.exit(steady(sys.argv[2], sys.argv[3]))
     else:

@@ -19,6 +19,9 @@ static const struct {
 	{ RF_MSG_RING, { 0, 0, 0 } },
 	{ RF_MSG_SHUTDOWN, { 0, 0, 0 } },
 	{ RF_MSG_PING, { 0, 0, 0 } },
+	/* the broker holds it to the tenant's state (spawn.c) */
+	{ RF_MSG_HOST_DIED, { 0, 1, 1 } },
+	{ RF_MSG_HOST_START, { 0, 0, 0 } },
 	{ 0, { 0, 0, 0 } },
 	{ 4242, { 0, 0, 0 } },
 	/* clang-format on */
@@ -69,6 +72,9 @@ START_TEST(test_once)
 		rf_worker_msg_refusal(RF_MSG_LOG, hello | ready | RF_MSG_BIT(RF_MSG_LOG)));
 	ck_assert_ptr_null(
 		rf_worker_msg_refusal(RF_MSG_SECCOMP, hello | RF_MSG_BIT(RF_MSG_FAILED)));
+	/* one per plugin host that dies (host_restart) */
+	ck_assert_ptr_null(rf_worker_msg_refusal(RF_MSG_HOST_DIED,
+						 hello | ready | RF_MSG_BIT(RF_MSG_HOST_DIED)));
 }
 END_TEST
 

@@ -1,0 +1,153 @@
+#!/bin/bash
+# host_restart: a dead plugin host is replaced alone. The worker's keeper,
+# its FUSE rings and the requests the kernel queues meanwhile stay, so
+# that clients see nothing of a plugin's death but EIO for what the dead
+# host held and could not be run again (a write in flight). Ten SIGKILLs
+# of the plugin host under a client holding files open, then under fio's
+# verifying reads and two writers: no ECANCELED (the kernel's answer for
+# requests it hands a dead worker's ring), no ESTALE, no corrupt byte.
+# memfs keeps its tree; a plugin that dies at every getattr ends in the
+# EIO responder after crash_limit host deaths, each counted.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+
+# kill tenant $1's plugin host (recording when, and when it was dead, in
+# $T/kills) and wait for the next one to serve: the same keeper, a new
+# host, the tenant running
+kill_host() {
+	local w h n i
+	w=$(rf_worker "$1")
+	h=$(rf_host "$w")
+	[ -n "$h" ] || rf_fail "$1: worker $w has no plugin host"
+	python3 "$(dirname "$0")/restore_load.py" kill "$h" "$T/kills"
+	for i in $(rf_tries 100); do
+		n=$(rf_host "$w")
+		[ -n "$n" ] && [ "$n" != "$h" ] && [ "$(rf_field "$1" state)" = running ] && break
+		sleep 0.1
+	done
+	[ -n "$n" ] && [ "$n" != "$h" ] || rf_fail "$1: no plugin host after $h in $((10 * RF_TIME_SCALE)) s"
+	[ "$(rf_worker "$1")" = "$w" ] || rf_fail "$1: the keeper $w did not stay (now $(rf_worker "$1"))"
+	rf_assert_process_fenced "$n"
+}
+
+rf_log "a client holding files open sees nothing of ten plugin host deaths"
+rf_policy rs passthrough "$T/src" "host_restart = yes" "restore_nodes = 1024" "crash_limit = 20"
+rf_start rs
+W0=$(rf_worker rs)
+G0=$(rf_field rs generation)
+rf_client_start rs
+[ "$(rf_client step 0)" = ok ] || rf_fail "before any death"
+for i in $(seq 1 10); do
+	kill_host rs
+	out=$(rf_client step "$i")
+	[ "$out" = ok ] || rf_fail "after host death $i: $out"
+done
+out=$(rf_client verify 11)
+[ "$out" = ok ] || rf_fail "verify: $out"
+rf_client_stop
+[ "$(rf_worker rs)" = "$W0" ] || rf_fail "the keeper changed"
+[ "$(rf_field rs crashes)" = 10 ] || rf_fail "crashes=$(rf_field rs crashes), not 10"
+[ "$(rf_field rs generation)" = $((G0 + 10)) ] || rf_fail "generation $(rf_field rs generation), not $((G0 + 10))"
+[ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
+[ "$(rf_field rs restored_files)" -ge 40 ] || rf_fail "restored_files=$(rf_field rs restored_files)"
+[ "$(rf_field rs outside_kills)" = 10 ] || rf_fail "outside_kills=$(rf_field rs outside_kills), not 10"
+grep -q "rs: plugin host was killed by signal 9" "$T/broker.log" || rf_fail "no host death in the log"
+grep -q "rs: plugin host generation $((G0 + 10)) serving" "$T/broker.log" || rf_fail "no host start in the log"
+n=$(grep -c "starting worker generation" "$T/broker.log")
+[ "$n" = 0 ] || rf_fail "$n new workers started; only plugin hosts should have"
+rf_assert_worker_fds "$W0" 2 host_restart
+rf_log "  keeper $W0 served throughout; $(rf_field rs restored_nodes) node ids and $(rf_field rs restored_files) open files restored by ten hosts"
+cmp "$T/src/a/b/f" "$T/rs.mnt/a/b/f" || rf_fail "f differs in the source"
+rf_stop
+
+rf_log "fio verifying reads and two writers under ten plugin host SIGKILLs"
+rf_policy_reset
+rm -rf "$T/src"
+rf_policy rs passthrough "$T/src" "host_restart = yes" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1"
+rf_start rs
+fio --name=pre --filename="$T/rs.mnt/fio.dat" --rw=write --bs=4k --size=16M --verify=crc32c \
+	--do_verify=0 --verify_state_save=0 --output="$T/fio-pre.out" || rf_fail "fio could not write its file"
+fio --name=verify --filename="$T/rs.mnt/fio.dat" --rw=randread --bs=4k --size=16M --direct=1 \
+	--verify=crc32c --verify_only --time_based --runtime=600 --continue_on_error=read \
+	--output-format=json --output="$T/fio.json" &
+FIO=$!
+EXTRA_PIDS+=($FIO)
+python3 "$(dirname "$0")/restore_load.py" run "$T/rs.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
+LOAD=$!
+EXTRA_PIDS+=($LOAD)
+rf_wait_file "$T/load.json.ready"
+sleep 1
+: >"$T/kills"
+for i in $(seq 1 10); do
+	kill_host rs
+	sleep 1.7
+done
+touch "$T/load-stop"
+kill -INT "$FIO" 2>/dev/null
+wait "$LOAD" || rf_fail "the writers failed"
+wait "$FIO"
+fio_says=$(python3 -c '
+import json, sys
+s = open(sys.argv[1]).read()
+j = json.loads(s[s.index("{"):])["jobs"][0]
+r = j["read"]
+print(j["total_err"], j["first_error"], r["total_ios"], r["clat_ns"]["percentile"]["99.000000"] // 1000,
+      r["clat_ns"]["max"] // 1000000)' "$T/fio.json") || rf_fail "fio: $(head -c 600 "$T/fio.json")"
+read -r ferrs ffirst fios fp99 fmax <<<"$fio_says"
+rf_log "  fio: $fios verified reads, $ferrs errors, p99 $fp99 us, max $fmax ms"
+# a read the dead host held is run again by the next: fio sees no error
+[ "$ferrs" = 0 ] || rf_fail "fio: $ferrs errors (first errno $ffirst) across plugin host deaths"
+python3 "$(dirname "$0")/restore_load.py" judge-host "$T/load.json" "$T/kills" >"$T/judge.out"
+rc=$?
+while read -r l; do rf_log "  $l"; done <"$T/judge.out"
+[ $rc = 0 ] || rf_fail "errors or corrupt data: see above"
+[ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
+n=$(grep -c "starting worker generation" "$T/broker.log")
+[ "$n" = 0 ] || rf_fail "$n new workers started; only plugin hosts should have"
+rf_stop
+
+rf_log "memfs keeps its tree and open files across five plugin host deaths"
+rf_policy_reset
+rf_policy mf memfs "" "host_restart = yes" "state_size = 64M" "restore_nodes = 4096" "crash_limit = 20" "crash_window = 1"
+rf_start mf
+M=$T/mf.mnt
+mkdir -p "$M/d/e"
+head -c 300000 /dev/urandom >"$T/ref"
+cp "$T/ref" "$M/d/e/big"
+rf_client_start mf --unlinked
+[ "$(rf_client step 0)" = ok ] || rf_fail "memfs: before any death"
+for i in 1 2 3 4 5; do
+	kill_host mf
+	out=$(rf_client step "$i")
+	[ "$out" = ok ] || rf_fail "memfs: after host death $i: $out"
+done
+out=$(rf_client verify 6)
+[ "$out" = ok ] || rf_fail "memfs: verify: $out"
+rf_client_stop
+cmp "$T/ref" "$M/d/e/big" || rf_fail "memfs: d/e/big differs"
+[ "$(rf_field mf restore_failed)" = 0 ] || rf_fail "memfs: restore_failed=$(rf_field mf restore_failed)"
+rf_stop
+
+rf_log "a plugin that dies at every getattr: crash_limit host deaths, then the EIO responder"
+rf_policy_reset
+rf_policy hg "$BUILD/tests/plugins/hang.so" "" "host_restart = yes" "options = crash_getattr" \
+	"crash_limit = 3" "crash_window = 60"
+rf_start hg
+W0=$(rf_worker hg)
+# the getattr kills a host, is run again once by the next, kills it too,
+# and gets EIO; the next getattr kills the third: the responder's turn
+err=$(rf_stat_errno "$T/hg.mnt")
+[ "$err" = EIO ] || rf_fail "stat after two host deaths: $err"
+[ "$(rf_worker hg)" = "$W0" ] || rf_fail "the keeper did not stay for the first two deaths"
+# (with the worker: through /dev/fuse the kernel ends what it read with
+# ECONNABORTED)
+err=$(rf_stat_errno "$T/hg.mnt")
+case $TRANSPORT:$err in uring:EIO | classic:ECONNABORTED) ;; *) rf_fail "stat at the third host death: $err" ;; esac
+rf_wait_state hg failed
+[ "$(rf_field hg crashes)" = 3 ] || rf_fail "crashes=$(rf_field hg crashes), not 3"
+[ "$(grep -c "hg: plugin host was killed by signal 11" "$T/broker.log")" -ge 2 ] ||
+	rf_fail "fewer than two host deaths in the log"
+[ "$(rf_worker hg)" != "$W0" ] || rf_fail "the responder is the old keeper"
+grep -q "hg: worker .*its plugin hosts dying too often" "$T/broker.log" || rf_fail "no word of the crash loop"
+[ "$(rf_stat_errno "$T/hg.mnt")" = EIO ] || rf_fail "the responder does not answer EIO"
+rf_stop
