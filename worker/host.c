@@ -136,6 +136,30 @@ static int host_ring_create(struct rf_queue *q, const struct rf_worker *w)
 	return 0;
 }
 
+/*
+ * host_restart: the keeper makes each host's wake-up eventfd and keeps
+ * it. A host's read of it stays posted on its ring when the host dies
+ * (the kernel cancels only a dead task's requests on ring files); the
+ * keeper wakes the dead host's once more before it starts the next, and
+ * the kernel ends that read (ECANCELED, dropped by its generation)
+ * instead of keeping it, and the eventfd, for as long as the ring lives.
+ */
+static int host_wake(struct rf_queue *q)
+{
+	uint64_t one = 1;
+
+	if (!q->w->cfg.host_restart)
+		return 0;
+	if (q->hevfd >= 0) {
+		if (write(q->hevfd, &one, sizeof(one)) < 0)
+			log_debug("queue %u: wake the dead host's eventfd: %s", q->qid,
+				  strerror(errno));
+		close(q->hevfd);
+	}
+	q->hevfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return q->hevfd < 0 ? -errno : 0;
+}
+
 int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 {
 	int sv[2], r;
@@ -150,6 +174,11 @@ int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 		}
 		qu->chan_fd = sv[0];
 		qu->host_chan_fd = sv[1];
+		r = host_wake(qu);
+		if (r < 0) {
+			snprintf(why, len, "queue %u: the host's wake-up eventfd", q);
+			return r;
+		}
 		r = host_ring_create(qu, w);
 		if (r < 0) {
 			snprintf(why, len, "queue %u: the host's ring", q);
@@ -164,7 +193,11 @@ void rf_host_forked_keeper(struct rf_worker *w)
 	uint32_t q;
 
 	for (q = 0; q < w->nqueues; q++) {
-		close(w->queues[q].host_chan_fd);
+		/* host_restart: the host's end, kept (rf_queue_host_notice) */
+		if (w->cfg.host_restart)
+			w->queues[q].host_end = w->queues[q].host_chan_fd;
+		else
+			close(w->queues[q].host_chan_fd);
 		w->queues[q].host_chan_fd = -1;
 		/* the next host gets the same ring (host_restart): a new one
 		 * would need root, for its pinned buffers */
@@ -271,7 +304,9 @@ int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len)
 		close(qu->chan_fd);
 		qu->chan_fd = qu->host_chan_fd;
 		qu->host_chan_fd = -1;
-		qu->hevfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		/* (host_restart: the keeper made it, and keeps it: host_wake) */
+		if (qu->hevfd < 0)
+			qu->hevfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (qu->hevfd < 0) {
 			snprintf(why, len, "queue %u: the host's wake-up eventfd", q);
 			return -errno;
@@ -326,8 +361,13 @@ static void chan_send(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t 
 	if (q->w->host)
 		/* the keeper is gone: so are we (it was PID 1) */
 		_exit(1);
-	if (!atomic_load(&q->w->stop))
-		rf_host_down(q, "does not take its requests");
+	if (atomic_load(&q->w->stop))
+		return;
+	/* a message is taken whole or not at all: what is in it never
+	 * reached a host (host_restart: the next gets it) */
+	if (q->w->cfg.host_restart)
+		rf_queue_host_unsent(q, r, n);
+	rf_host_down(q, "does not take its requests");
 }
 
 void rf_chan_flush(struct rf_queue *q)
@@ -710,27 +750,96 @@ static int host_reap(struct rf_worker *w, const char *why)
 	return status;
 }
 
+/* The host's end as its wait @status says, as the keeper's own (PID 1 of
+ * its namespace cannot die of a signal it sends itself): 128 + the signal
+ * that killed it, or its exit status. */
+static void __attribute__((noreturn)) exit_as_host(int status)
+{
+	if (WIFSIGNALED(status))
+		_exit(RF_EXIT_HOST_SIGNAL + WTERMSIG(status));
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) < 128 ? WEXITSTATUS(status) : 1);
+}
+
 void rf_host_down(struct rf_queue *q, const char *why)
 {
 	struct rf_worker *w = q->w;
-	struct rf_msg_host_died d = { 0 };
-	unsigned int seq = q->host_seq, prev = seq - 1;
 
-	if (!w->cfg.host_restart || !w->host_ready)
+	if (!w->cfg.host_restart)
 		rf_host_lost(w, why);
+	if (q->host_draining) {
+		/* the dead host's last answer is in: the rest it held is
+		 * settled (rf_queue_host_notice shut its end) */
+		q->host_draining = false;
+		rf_queue_host_gone(q);
+		return;
+	}
 	if (q->host_down)
 		return;
-	/* the first queue to find the host dead reaps it and tells the
-	 * broker, which says when the next one starts (HOST_START); one that
-	 * finds it only after that is settling a host already replaced */
-	if (seq == atomic_load(&w->host_seq) &&
-	    atomic_compare_exchange_strong(&w->reported_seq, &prev, seq)) {
-		d.status = host_reap(w, why);
-		if (d.status == -1)
-			rf_host_lost(w, why);
+	/* alive, but no longer speaking to us (or dead, and the reaper
+	 * will say so): nothing more goes to it, and its death is the
+	 * reaper's to tell */
+	q->host_down = true;
+	if (atomic_load(&q->dead_seq) != q->host_seq) {
+		log_warnx("the plugin host %s; ending it", why);
+		kill(w->host_pid, SIGKILL);
+	}
+}
+
+/*
+ * host_restart: the keeper learns of its host's death from the kernel,
+ * not from the channel (the keeper holds the host's end too, so that it
+ * can take back what the host never read, and the host's ring, which
+ * outlives it, holds it open anyway). This thread reaps each host, tells
+ * the broker, and each queue thread (rf_queue_host_notice). A first host
+ * that dies before it served ends the keeper with its status, as without
+ * host_restart.
+ */
+static void *host_reaper(void *arg)
+{
+	struct rf_worker *w = arg;
+
+	for (;;) {
+		struct rf_msg_host_died d = { 0 };
+		unsigned int seq;
+		pid_t pid;
+		uint32_t q;
+
+		pthread_mutex_lock(&w->start_lock);
+		while (!w->reap_pid)
+			pthread_cond_wait(&w->start_cond, &w->start_lock);
+		pid = w->reap_pid;
+		w->reap_pid = 0;
+		seq = atomic_load(&w->host_seq);
+		pthread_mutex_unlock(&w->start_lock);
+		while (waitpid(pid, &d.status, 0) < 0)
+			if (errno != EINTR)
+				fatal("wait for the plugin host %d", (int)pid);
+		if (atomic_load(&w->stop))
+			return NULL;
+		if (!w->host_ready)
+			exit_as_host(d.status);
+		atomic_store(&w->reported_seq, seq);
+		for (q = 0; q < w->nqueues; q++) {
+			atomic_store(&w->queues[q].dead_seq, seq);
+			rf_queue_wake(&w->queues[q]);
+		}
 		rf_msg_send(w->ipc_fd, RF_MSG_HOST_DIED, 0, &d, sizeof(d), NULL, 0);
 	}
-	rf_queue_host_gone(q);
+	return NULL;
+}
+
+void rf_host_reaper_start(struct rf_worker *w)
+{
+	pthread_t t;
+	int r;
+
+	pthread_mutex_lock(&w->start_lock);
+	w->reap_pid = w->host_pid;
+	pthread_mutex_unlock(&w->start_lock);
+	r = pthread_create(&t, NULL, host_reaper, w);
+	if (r)
+		fatalx("start the plugin host's reaper: %s", strerror(r));
+	pthread_detach(t);
 }
 
 pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
@@ -749,6 +858,8 @@ pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
 
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 			fatal("queue %u: the next plugin host's channel", q);
+		if (host_wake(qu) < 0)
+			fatal("queue %u: the next plugin host's wake-up eventfd", q);
 		if (qu->chan_next >= 0)
 			close(qu->chan_next);
 		qu->chan_next = sv[0];
@@ -762,10 +873,15 @@ pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
 	if (pid == 0)
 		return 0;
 	w->host_pid = pid;
+	pthread_mutex_lock(&w->start_lock);
+	w->reap_pid = pid;
+	pthread_cond_broadcast(&w->start_cond);
+	pthread_mutex_unlock(&w->start_lock);
 	for (q = 0; q < w->nqueues; q++) {
 		struct rf_queue *qu = &w->queues[q];
 
-		close(qu->host_chan_fd);
+		/* the host's end, kept (rf_queue_host_notice says why) */
+		qu->host_end_next = qu->host_chan_fd;
 		qu->host_chan_fd = -1;
 		atomic_store(&qu->chan_renew, 1);
 		rf_queue_wake(qu);
@@ -785,13 +901,7 @@ void rf_host_lost(struct rf_worker *w, const char *why)
 	status = host_reap(w, why);
 	if (status == -1)
 		_exit(1);
-	/* The broker learns how the host ended from this process's end
-	 * (the keeper is PID 1 of its namespace: it cannot die of a signal
-	 * it sends itself): an exit status as the host's, 128 + the signal
-	 * that killed it. */
-	if (WIFSIGNALED(status))
-		_exit(RF_EXIT_HOST_SIGNAL + WTERMSIG(status));
-	_exit(WIFEXITED(status) && WEXITSTATUS(status) < 128 ? WEXITSTATUS(status) : 1);
+	exit_as_host(status);
 }
 
 /* Until the host says it serves (queue 0's thread hears it, chan_done);

@@ -176,6 +176,8 @@ static void recv_config(void)
 		W.queues[q].hring_fd = -1;
 		W.queues[q].hevfd = -1;
 		W.queues[q].chan_next = -1;
+		W.queues[q].host_end = -1;
+		W.queues[q].host_end_next = -1;
 	}
 }
 
@@ -505,6 +507,8 @@ static void serve(void)
 	uint32_t q;
 
 	rf_queues_serve(&W);
+	if (W.host_pid && W.cfg.host_restart)
+		rf_host_reaper_start(&W);
 	if (W.host_pid)
 		rf_host_wait_ready(&W);
 	rf_msg_send(W.ipc_fd, RF_MSG_READY, 0, &ready, sizeof(ready), NULL, 0);
@@ -531,7 +535,7 @@ static void serve(void)
  * channel (not the keeper's rings, nor a file a dead host passed it). */
 static void keep_only_host_fds(void)
 {
-	int keep[8 + 2 * 256], n = 0, i, j, lo = 3;
+	int keep[8 + 3 * 256], n = 0, i, j, lo = 3;
 	uint32_t q;
 
 	keep[n++] = W.ipc_fd;
@@ -541,6 +545,7 @@ static void keep_only_host_fds(void)
 	for (q = 0; q < W.nqueues && q < 256; q++) {
 		keep[n++] = W.queues[q].hring_fd;
 		keep[n++] = W.queues[q].host_chan_fd;
+		keep[n++] = W.queues[q].hevfd;
 	}
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {

@@ -673,6 +673,7 @@ static void post_chan_recv(struct rf_queue *q)
 	q->rx_msg.msg_controllen = sizeof(q->rx_cmsg.buf);
 	io_uring_prep_recvmsg(sqe, RF_FILE_SLOT_CHAN, &q->rx_msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	sqe->flags |= IOSQE_FIXED_FILE;
+	q->chan_armed = true;
 	rf_sqe_tag(sqe, q->rx, RF_TAG_WAKE);
 	sqe->user_data |= (uint64_t)q->chan_gen << RF_CHAN_GEN_SHIFT;
 }
@@ -854,6 +855,59 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 	post_chan_recv(q);
 }
 
+/* Records that never reached a host (sent nowhere, or left unread in a
+ * dead host's end): a request waits for the next host, a FORGET or
+ * INTERRUPT is not told (rf_queue_host_gone says why). */
+void rf_queue_host_unsent(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rf_req *req = r[i].idx < q->nreqs ? &q->reqs[r[i].idx] : NULL;
+
+		if (!req || req->state != RQ_PLUGIN || req->replied)
+			continue;
+		if (r[i].kind == RF_CH_REQ && !req->noreply) {
+			req->host_park = true;
+		} else if (r[i].kind == RF_CH_NOREPLY && req->noreply) {
+			req->noreply = false;
+			if (!park_forget_reader(req))
+				post_classic_read(req);
+		}
+	}
+}
+
+/*
+ * host_restart: the reaper found this queue's host dead (host.c). New
+ * requests wait from now on; what it never read is taken back from its
+ * end of the channel, which the keeper kept, and waits too. Then that end
+ * is shut down: the keeper's RECVMSG gets what the host answered before
+ * it died, then the end of the channel, and only then is the rest it
+ * held settled (rf_host_down). The dead host's READ, still posted on its
+ * ring, is woken by the shutdown and ended by the kernel.
+ */
+void rf_queue_host_notice(struct rf_queue *q)
+{
+	struct rf_chan_rec r[RF_CHAN_BATCH];
+	ssize_t n;
+
+	if (atomic_load(&q->dead_seq) != q->host_seq || q->host_noticed)
+		return;
+	q->host_noticed = true;
+	q->host_down = true;
+	rf_queue_host_unsent(q, q->tx, q->ntx);
+	q->ntx = 0;
+	while ((n = recv(q->host_end, r, sizeof(r), MSG_DONTWAIT)) > 0)
+		rf_queue_host_unsent(q, r, (uint32_t)n / sizeof(r[0]));
+	shutdown(q->host_end, SHUT_RDWR);
+	close(q->host_end);
+	q->host_end = -1;
+	q->host_draining = true;
+	if (!q->chan_armed)
+		/* its RECVMSG ended already (the host broke the channel) */
+		rf_host_down(q, "is dead");
+}
+
 /*
  * host_restart: the plugin host is dead. What this queue had handed it
  * is settled as a successor settles a dead worker's requests: run again,
@@ -888,6 +942,8 @@ void rf_queue_host_gone(struct rf_queue *q)
 			req->host_park = true;
 			continue;
 		}
+		log_info("queue %u: the plugin host died holding request %llu (%s): EIO", q->qid,
+			 (unsigned long long)req->in.unique, rf_op_name(req->in.opcode));
 		req->replied = true;
 		req->error = EIO;
 		req->reply_len = 0;
@@ -909,10 +965,15 @@ static void host_renew(struct rf_queue *q)
 
 	if (!atomic_exchange(&q->chan_renew, 0))
 		return;
-	if (!q->host_down)
+	rf_queue_host_notice(q);
+	if (q->host_draining) {
 		/* its death's last completion is still to come: the
 		 * channel's generation makes it nothing */
+		q->host_draining = false;
 		rf_queue_host_gone(q);
+	}
+	q->host_end = q->host_end_next;
+	q->host_end_next = -1;
 	/* the same descriptor number, now the new host's channel: the main
 	 * thread's PINGs go there too */
 	if (dup3(q->chan_next, q->chan_fd, O_CLOEXEC) < 0)
@@ -925,6 +986,7 @@ static void host_renew(struct rf_queue *q)
 	q->chan_gen++;
 	q->host_seq = atomic_load(&w->host_seq);
 	q->host_down = false;
+	q->host_noticed = false;
 	post_chan_recv(q);
 	for (i = 0; i < q->nreqs; i++) {
 		struct rf_req *req = &q->reqs[i];
@@ -942,8 +1004,11 @@ static void host_renew(struct rf_queue *q)
  * new plugin host. */
 static void wake_done(struct rf_queue *q)
 {
-	if (atomic_load(&q->chan_renew))
-		host_renew(q);
+	if (q->w->cfg.host_restart) {
+		rf_queue_host_notice(q);
+		if (atomic_load(&q->chan_renew))
+			host_renew(q);
+	}
 	drain_mbox(q);
 	if (!atomic_load(&q->w->stop))
 		post_wake_read(q);
@@ -970,6 +1035,7 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		if ((void *)((uintptr_t)req & RF_CHAN_PTR_MASK) != (void *)q->rx) {
 			wake_done(q);
 		} else if ((uint16_t)(cqe->user_data >> RF_CHAN_GEN_SHIFT) == q->chan_gen) {
+			q->chan_armed = false;
 			rf_queue_host_message(q, cqe->res);
 		} else if (cqe->res > 0) {
 			/* a dead host's last message, after its successor

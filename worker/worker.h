@@ -163,6 +163,16 @@ struct rf_queue {
 	uint16_t chan_gen;
 	atomic_int chan_renew;
 	int chan_next; /* the new host's channel, until this thread takes it */
+	/* host_restart: the host's end of the channel, kept (and the next
+	 * host's, until this thread takes it); the reaper's word that the
+	 * host w->host_seq numbered so is dead; this thread's RECVMSG is
+	 * posted; the dead host's answers are still coming in */
+	int host_end;
+	int host_end_next;
+	atomic_uint dead_seq;
+	bool chan_armed;
+	bool host_noticed;
+	bool host_draining;
 };
 
 /*
@@ -224,6 +234,7 @@ struct rf_worker {
 	bool sandbox;
 	atomic_uint host_seq;
 	atomic_uint reported_seq;
+	pid_t reap_pid; /* the host the reaper is to wait for (start_lock) */
 	uint64_t hgen;
 };
 
@@ -263,6 +274,9 @@ void rf_host_lost(struct rf_worker *w, const char *why) __attribute__((noreturn)
  * host, in host_main). */
 void rf_host_down(struct rf_queue *q, const char *why);
 void rf_queue_host_gone(struct rf_queue *q);
+void rf_queue_host_unsent(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n);
+void rf_queue_host_notice(struct rf_queue *q);
+void rf_host_reaper_start(struct rf_worker *w);
 pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation);
 
 /* reply.c: whether @len bytes at @buf are directory entries a client may

@@ -282,8 +282,9 @@ rf_host() {
 # broker channel (3), one ring, one wake-up eventfd and one channel between
 # the two per queue; the keeper's rings from 4 on, and only the host files
 # of its own source (/source in its root). With a third argument,
-# host_restart, the keeper also keeps what it starts the next host with:
-# the host's rings, the source, the plugin's file and the pool read-only.
+# host_restart, the keeper also keeps what it starts the next host with
+# and takes back from a dead one: the host's rings, wake-up eventfds and
+# ends of the channels, the source, the plugin's file, the pool read-only.
 rf_assert_worker_fds() {
 	local host
 	if [ "${3:-}" = host_restart ]; then
@@ -319,7 +320,7 @@ rf_assert_process_fds() {
 		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac
 	done
-	[ "$role" = keeper+ ] && rings=$((rings - nq))
+	[ "$role" = keeper+ ] && rings=$((rings - nq)) && evs=$((evs - nq)) && socks=$((socks - nq))
 	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] && [ "$socks" = $((nq + 1)) ] ||
 		rf_fail "$role $pid: $rings rings, $evs eventfds and $socks sockets for $nq queues"
 }
@@ -370,6 +371,54 @@ rf_wait_successor() {
 		sleep 0.1
 	done
 	rf_fail "no successor of worker $2 of $1 after $((10 * RF_TIME_SCALE)) s"
+}
+
+# rf_fio_load_start MNT SRC: fio lays out a 16 MiB file in MNT, then runs
+# verifying reads of it, one at a time (at most one in flight at a kill),
+# beside restore_load.py's two writers and its looker (SRC: the backing
+# directory, for their check at the end); returns once all run, with
+# $T/kills emptied for restore_load.py kill. Both run until
+# rf_fio_load_stop.
+rf_fio_load_start() {
+	fio --name=pre --filename="$1/fio.dat" --rw=write --bs=4k --size=16M --verify=crc32c \
+		--do_verify=0 --verify_state_save=0 --output="$T/fio-pre.out" ||
+		rf_fail "fio could not write its file"
+	fio --name=verify --filename="$1/fio.dat" --rw=randread --bs=4k --size=16M --direct=1 \
+		--verify=crc32c --verify_only --time_based --runtime=600 --continue_on_error=read \
+		--output-format=json --output="$T/fio.json" &
+	RF_FIO=$!
+	EXTRA_PIDS+=($RF_FIO)
+	python3 "$(dirname "$0")/restore_load.py" run "$1" "$2" "$T/load-stop" "$T/load.json" &
+	RF_LOAD=$!
+	EXTRA_PIDS+=($RF_LOAD)
+	rf_wait_file "$T/load.json.ready"
+	sleep 1
+	: >"$T/kills"
+}
+
+# rf_fio_load_stop VERDICT: stop both (fio by SIGINT, after which it
+# writes its report), log what fio read and restore_load.py VERDICT
+# (judge, judge-host) says of the writers, and fail on that verdict.
+# Sets FIO_ERRS and FIO_FIRST (fio's error count and first errno).
+rf_fio_load_stop() {
+	local says ios p99 max rc l
+	touch "$T/load-stop"
+	kill -INT "$RF_FIO" 2>/dev/null # (it may have ended: its errors are checked)
+	wait "$RF_LOAD" || rf_fail "the writers failed"
+	wait "$RF_FIO"
+	says=$(python3 -c '
+import json, sys
+s = open(sys.argv[1]).read()
+j = json.loads(s[s.index("{"):])["jobs"][0]
+r = j["read"]
+print(j["total_err"], j["first_error"], r["total_ios"], r["clat_ns"]["percentile"]["99.000000"] // 1000,
+      r["clat_ns"]["max"] // 1000000)' "$T/fio.json") || rf_fail "fio: $(head -c 600 "$T/fio.json")"
+	read -r FIO_ERRS FIO_FIRST ios p99 max <<<"$says"
+	rf_log "  fio: $ios verified reads, $FIO_ERRS errors, p99 $p99 us, max $max ms"
+	python3 "$(dirname "$0")/restore_load.py" "$1" "$T/load.json" "$T/kills" >"$T/judge.out"
+	rc=$?
+	while read -r l; do rf_log "  $l"; done <"$T/judge.out"
+	[ $rc = 0 ] || rf_fail "errors or corrupt data: see above"
 }
 
 # rf_wait_file PATH: until it exists, up to 60 s (times RF_TIME_SCALE)

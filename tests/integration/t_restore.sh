@@ -54,49 +54,19 @@ rf_policy_reset
 rm -rf "$T/src"
 rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1"
 rf_start rs
-fio --name=pre --filename="$T/rs.mnt/fio.dat" --rw=write --bs=4k --size=16M --verify=crc32c \
-	--do_verify=0 --verify_state_save=0 --output="$T/fio-pre.out" || rf_fail "fio could not write its file"
 # one read at a time: at most one in flight at each kill, which the dead
 # worker may have held (read again by its successor) or the kernel may have
 # been handing it (ended EIO by the successor, the hand-over rescue)
-# (both run until the kills are over: fio is stopped with SIGINT, after
-# which it writes its report)
-fio --name=verify --filename="$T/rs.mnt/fio.dat" --rw=randread --bs=4k --size=16M --direct=1 \
-	--verify=crc32c --verify_only --time_based --runtime=600 --continue_on_error=read \
-	--output-format=json --output="$T/fio.json" &
-FIO=$!
-EXTRA_PIDS+=($FIO)
-python3 "$(dirname "$0")/restore_load.py" run "$T/rs.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
-LOAD=$!
-EXTRA_PIDS+=($LOAD)
-rf_wait_file "$T/load.json.ready"
-sleep 1
-: >"$T/kills"
+rf_fio_load_start "$T/rs.mnt" "$T/src"
 for i in $(seq 1 10); do
 	kill_worker rs
 	sleep 1.7
 done
-touch "$T/load-stop"
-kill -INT "$FIO" 2>/dev/null # (it may have ended: its errors are checked below)
-wait "$LOAD" || rf_fail "the writers failed"
-wait "$FIO"
+rf_fio_load_stop judge
 # fio's errors: those restore_load.py judge allows (a verify failure is
 # EILSEQ), at most one per kill: its one read in flight as the worker died
-fio_says=$(python3 -c '
-import json, sys
-s = open(sys.argv[1]).read()
-j = json.loads(s[s.index("{"):])["jobs"][0]
-r = j["read"]
-print(j["total_err"], j["first_error"], r["total_ios"], r["clat_ns"]["percentile"]["99.000000"] // 1000,
-      r["clat_ns"]["max"] // 1000000)' "$T/fio.json") || rf_fail "fio: $(head -c 600 "$T/fio.json")"
-read -r ferrs ffirst fios fp99 fmax <<<"$fio_says"
-rf_log "  fio: $fios verified reads, $ferrs errors (in flight at a kill), p99 $fp99 us, max $fmax ms"
-case $ffirst in 0 | 5 | 103 | 125) ;; *) rf_fail "fio's first error is $ffirst" ;; esac
-[ "$ferrs" -le 10 ] || rf_fail "fio: $ferrs errors for 10 kills"
-python3 "$(dirname "$0")/restore_load.py" judge "$T/load.json" "$T/kills" >"$T/judge.out"
-rc=$?
-while read -r l; do rf_log "  $l"; done <"$T/judge.out"
-[ $rc = 0 ] || rf_fail "errors or corrupt data: see above"
+case $FIO_FIRST in 0 | 5 | 103 | 125) ;; *) rf_fail "fio's first error is $FIO_FIRST" ;; esac
+[ "$FIO_ERRS" -le 10 ] || rf_fail "fio: $FIO_ERRS errors for 10 kills"
 [ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
 rf_stop
 

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "queue_i.h"
@@ -625,6 +628,86 @@ START_TEST(test_host_message_of_no_whole_record_ends_the_worker)
 }
 END_TEST
 
+/* ---- host_restart: the keeper outlives its plugin host ---- */
+
+/* What the dead host held is settled as a successor settles a dead
+ * worker's requests: run again once where that is safe, else EIO. */
+START_TEST(test_host_death_settles_what_it_held)
+{
+	with_host(0, 600, FUSE_GETATTR); /* safe to repeat: waits for the next host */
+	with_host(1, 602, FUSE_WRITE); /* may be half done: EIO */
+	with_host(2, 604, FUSE_READ);
+	slots[2].reruns = 1; /* run again once already: EIO */
+	rf_queue_host_gone(&q);
+	ck_assert(q.host_down);
+	ck_assert(reqs[0].host_park);
+	ck_assert_int_eq(reqs[0].state, RQ_PLUGIN);
+	ck_assert_uint_eq(slots[0].reruns, 1);
+	ck_assert_int_eq(answer_in(1).error, -EIO);
+	ck_assert_uint_eq(answer_in(1).unique, 602);
+	ck_assert_int_eq(reqs[1].state, RQ_WAIT);
+	ck_assert_int_eq(answer_in(2).error, -EIO);
+	ck_assert(!reqs[2].host_park);
+	ck_assert_int_eq(reqs[3].state, RQ_IDLE);
+	ck_assert_uint_eq(ctl->adopted, 3);
+	ck_assert_uint_eq(ctl->adopted_rerun, 1);
+}
+END_TEST
+
+/* A request fetched while no host exists waits in its slot, sent nowhere. */
+START_TEST(test_requests_wait_while_no_host)
+{
+	with_host(0, 700, FUSE_LOOKUP);
+	reqs[0].state = RQ_WAIT;
+	hdrs[0].ring_ent_in_out.payload_sz = 2;
+	q.host_down = true;
+	rf_queue_fetched(&reqs[0]);
+	ck_assert(reqs[0].host_park);
+	ck_assert_int_eq(reqs[0].state, RQ_PLUGIN);
+	ck_assert_uint_eq(q.ntx, 0);
+	ck_assert_uint_eq(slots[0].state, RF_SLOT_FETCHED);
+}
+END_TEST
+
+/* The reaper's word that the host died: what it never read comes back
+ * from its end and waits for the next host; what it read and did not
+ * answer is settled once its last answers are in (the end of the
+ * channel), not before. */
+START_TEST(test_host_death_takes_back_what_it_never_read)
+{
+	struct rf_chan_rec sent = { .kind = RF_CH_REQ, .idx = 1 };
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	with_host(0, 900, FUSE_WRITE); /* read by the host before it died */
+	with_host(1, 902, FUSE_WRITE); /* sent after it died: never read */
+	ck_assert_int_eq(send(sv[0], &sent, sizeof(sent), 0), (int)sizeof(sent));
+	w.cfg.host_restart = 1;
+	w.host_ready = true;
+	q.host_end = sv[1];
+	q.host_seq = 1;
+	q.chan_armed = true;
+	atomic_store(&q.dead_seq, 1);
+	rf_queue_host_notice(&q);
+	ck_assert(q.host_down);
+	ck_assert(q.host_draining);
+	ck_assert_int_eq(q.host_end, -1);
+	ck_assert(reqs[1].host_park);
+	ck_assert(!reqs[0].host_park);
+	ck_assert_int_eq(reqs[0].state, RQ_PLUGIN); /* its answer may still come */
+	/* the end of the channel: the rest is settled */
+	q.chan_armed = false;
+	rf_queue_host_message(&q, 0);
+	ck_assert(!q.host_draining);
+	ck_assert_int_eq(answer_in(0).error, -EIO);
+	ck_assert(reqs[1].host_park);
+	ck_assert_int_eq(reqs[1].state, RQ_PLUGIN);
+	/* the keeper's own end: shut down with the host's */
+	ck_assert_int_eq(recv(sv[0], &sent, sizeof(sent), MSG_DONTWAIT), 0);
+	close(sv[0]);
+}
+END_TEST
+
 static Suite *rescue_suite(void)
 {
 	Suite *s = suite_create("rescue");
@@ -659,6 +742,9 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_host_file_without_a_zero_copy_is_eio);
 	tcase_add_test(tc, test_host_counters_and_heartbeat);
 	tcase_add_exit_test(tc, test_host_message_of_no_whole_record_ends_the_worker, 1);
+	tcase_add_test(tc, test_host_death_settles_what_it_held);
+	tcase_add_test(tc, test_requests_wait_while_no_host);
+	tcase_add_test(tc, test_host_death_takes_back_what_it_never_read);
 	suite_add_tcase(s, tc);
 	return s;
 }
