@@ -126,6 +126,7 @@ struct rf_tenant {
 	/* upgrade.c: ringfencectl upgrade, from the kill of the old worker to
 	 * the new one's READY (or the old plugin's, rolled back) */
 	enum rf_upgrade_phase upg;
+	bool upg_host; /* of the plugin host alone (host_restart) */
 	char upg_old[RF_POLICY_PATH_MAX]; /* the plugin to roll back to */
 	char upg_why[512]; /* why the new one did not serve */
 	struct bufferevent *upg_conn; /* the control connection waiting */
@@ -417,6 +418,13 @@ void rf_reexec_adopt(struct rf_broker *b, struct rf_handover *h);
  * crash); READY came; the tenant stops (a waiting peer is told). */
 int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t len);
 bool rf_upgrade_reaped(struct rf_tenant *t);
+/* With host_restart the upgrade replaces the plugin host alone: its death
+ * (the upgrade's, or a new plugin's that did not take over) is the
+ * upgrade's to settle (true), or a crash from here (false). */
+bool rf_upgrade_host_died(struct rf_tenant *t);
+/* spawn.c: ask the keeper for its next plugin host (HOST_START), of the
+ * policy's plugin file opened afresh if @plugin_file; 0 or -errno */
+int rf_host_start(struct rf_tenant *t, bool plugin_file);
 void rf_upgrade_ready(struct rf_tenant *t);
 void rf_upgrade_abandon(struct rf_tenant *t, const char *why);
 

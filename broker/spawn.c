@@ -400,6 +400,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 			t->host_state = RF_HOST_SERVING;
 			log_info("%s: plugin host generation %u serving", t->pol.name,
 				 t->generation);
+			rf_upgrade_ready(t);
 			return;
 		}
 		if (t->generation > 0)
@@ -545,29 +546,61 @@ static bool end_words(const struct rf_tenant *t, int status, bool host, char *ho
 	return outside;
 }
 
+int rf_host_start(struct rf_tenant *t, bool plugin_file)
+{
+	struct rf_msg_host_start hs;
+	struct timeval tv = { .tv_sec = t->pol.start_timeout };
+	int fd = -1, r;
+
+	memset(&hs, 0, sizeof(hs));
+	if (plugin_file) {
+		/* opened here, as the worker opens its first (as root, before
+		 * its sandbox hides the path) */
+		r = rf_policy_plugin_path(t->b->policy, &t->pol, hs.plugin, sizeof(hs.plugin));
+		if (r < 0)
+			return r;
+		fd = open(hs.plugin, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			r = -errno;
+			snprintf(t->fail_reason, sizeof(t->fail_reason), "open plugin %.900s: %s",
+				 hs.plugin, strerror(errno));
+			return r;
+		}
+	}
+	t->generation++;
+	t->fail_reason[0] = '\0';
+	hs.generation = t->generation;
+	/* an upgrade's new plugin restores all, or ends before serving */
+	hs.restore_strict = t->upg == RF_UPG_TRIAL;
+	r = rf_msg_send(t->ipc_fd, RF_MSG_HOST_START, 0, &hs, sizeof(hs), &fd, fd >= 0 ? 1 : 0);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		return r;
+	t->host_state = RF_HOST_STARTED;
+	t->state = RF_TENANT_STARTING;
+	log_info("%s: starting plugin host generation %u%s", t->pol.name, t->generation,
+		 t->upg == RF_UPG_TRIAL	     ? " (the upgrade)"
+		 : t->upg == RF_UPG_ROLLBACK ? " (rolled back)"
+					     : "");
+	stop_start_timer(t);
+	t->start_ev = evtimer_new(t->b->base, start_timeout_cb, t);
+	if (!t->start_ev || evtimer_add(t->start_ev, &tv) < 0)
+		fatalx("evtimer_new");
+	return 0;
+}
+
 static void host_start_cb(int fd, short what, void *arg)
 {
 	struct rf_tenant *t = arg;
-	struct rf_msg_host_start hs = { 0 };
-	struct timeval tv = { .tv_sec = t->pol.start_timeout };
 
 	(void)fd;
 	(void)what;
 	rf_recovery_cancel(t);
 	if (t->stopping || t->worker_pid <= 0 || t->host_state != RF_HOST_DUE)
 		return;
-	t->generation++;
-	t->fail_reason[0] = '\0';
-	hs.generation = t->generation;
-	if (rf_msg_send(t->ipc_fd, RF_MSG_HOST_START, 0, &hs, sizeof(hs), NULL, 0) < 0) {
+	if (rf_host_start(t, false) < 0)
 		rf_worker_kill(t, "cannot ask for the next plugin host");
-		return;
-	}
-	t->host_state = RF_HOST_STARTED;
-	log_info("%s: starting plugin host generation %u", t->pol.name, t->generation);
-	t->start_ev = evtimer_new(t->b->base, start_timeout_cb, t);
-	if (!t->start_ev || evtimer_add(t->start_ev, &tv) < 0)
-		fatalx("evtimer_new");
 }
 
 /*
@@ -594,13 +627,16 @@ static void host_died(struct rf_tenant *t, int status)
 	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
 			  RF_MSG_BIT(RF_MSG_FAILED));
 	t->hb_sent_seq = 0;
+	if (!t->fail_reason[0])
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
+	if (t->upg != RF_UPG_NONE && !t->stopping && rf_upgrade_host_died(t))
+		return; /* the upgrade's own doing, or its rollback's */
 	if (t->stopping || t->upg != RF_UPG_NONE) {
-		/* an upgrade settles by the worker's end (upgrade.c) */
-		if (!t->fail_reason[0])
-			snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
+		/* an upgrade of the whole worker settles by its end (upgrade.c) */
 		rf_worker_sigkill(t);
 		return;
 	}
+	t->fail_reason[0] = '\0';
 	t->crashes++;
 	t->outside_kills += outside;
 	log_warnx("%s: plugin host %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",

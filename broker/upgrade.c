@@ -19,6 +19,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "msg.h"
 
 static void restored(const struct rf_tenant *t, uint64_t *nodes, uint64_t *files)
 {
@@ -84,7 +85,14 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 	t->upg_why[0] = '\0';
 	restored(t, &t->upg_nodes0, &t->upg_files0);
 	t->upg = RF_UPG_KILLED;
-	log_info("%s: upgrade: worker %d makes way for %s", t->pol.name, (int)t->worker_pid, path);
+	/* with host_restart, the plugin host alone makes way: the keeper and
+	 * its rings hold what comes meanwhile */
+	t->upg_host = t->pol.host_restart && t->host_state == RF_HOST_SERVING;
+	log_info("%s: upgrade: %s %d makes way for %s", t->pol.name,
+		 t->upg_host ? "the plugin host of worker" : "worker", (int)t->worker_pid, path);
+	if (t->upg_host && rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) == 0)
+		return 0;
+	t->upg_host = false;
 	rf_worker_sigkill(t);
 	return 0;
 }
@@ -101,7 +109,8 @@ static int next(struct rf_tenant *t)
 	return rf_worker_spawn(t);
 }
 
-static void rollback(struct rf_tenant *t)
+/* the new plugin did not take over: the old one's turn */
+static void swap_back(struct rf_tenant *t)
 {
 	char tried[sizeof(t->upg_old)];
 
@@ -114,8 +123,45 @@ static void rollback(struct rf_tenant *t)
 	snprintf(t->pol.plugin, sizeof(t->pol.plugin), "%s", t->upg_old);
 	snprintf(t->upg_old, sizeof(t->upg_old), "%s", tried);
 	t->upg = RF_UPG_ROLLBACK;
+}
+
+static void rollback(struct rf_tenant *t)
+{
+	swap_back(t);
 	if (next(t) < 0)
 		rf_upgrade_abandon(t, "the old plugin's worker could not be started");
+}
+
+static void host_rollback(struct rf_tenant *t)
+{
+	swap_back(t);
+	if (rf_host_start(t, true) < 0) {
+		rf_upgrade_abandon(t, "the old plugin's host could not be started");
+		rf_worker_kill(t, "no plugin host could be started");
+	}
+}
+
+bool rf_upgrade_host_died(struct rf_tenant *t)
+{
+	if (!t->upg_host)
+		return false;
+	switch (t->upg) {
+	case RF_UPG_KILLED:
+		t->upg = RF_UPG_TRIAL;
+		if (rf_host_start(t, true) < 0)
+			host_rollback(t);
+		return true;
+	case RF_UPG_TRIAL:
+		host_rollback(t);
+		return true;
+	case RF_UPG_ROLLBACK:
+		rf_upgrade_abandon(t, t->fail_reason[0]
+					      ? t->fail_reason
+					      : "the old plugin's host ended before serving");
+		return false; /* a crash like any other from here */
+	default:
+		return false;
+	}
 }
 
 bool rf_upgrade_reaped(struct rf_tenant *t)

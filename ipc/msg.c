@@ -21,7 +21,8 @@ static const struct rf_msg_spec specs[RF_MSG_TYPE_MAX] = {
 	[RF_MSG_HOST_DIED] = { "HOST_DIED", sizeof(struct rf_msg_host_died),
 			       sizeof(struct rf_msg_host_died), 0, 0 },
 	[RF_MSG_HOST_START] = { "HOST_START", sizeof(struct rf_msg_host_start),
-				sizeof(struct rf_msg_host_start), 0, 0 },
+				sizeof(struct rf_msg_host_start), 1, 0 },
+	[RF_MSG_HOST_REPLACE] = { "HOST_REPLACE", 0, 0, 0, 0 },
 	[RF_MSG_FAILED] = { "FAILED", sizeof(struct rf_msg_failed) + 1, RF_IPC_MAX_PAYLOAD, 0, 1 },
 };
 

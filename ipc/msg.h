@@ -39,9 +39,12 @@ enum rf_msg_type {
 	/* worker -> broker (host_restart): its plugin host died; the keeper
 	 * and its rings stay, holding the requests that come meanwhile */
 	RF_MSG_HOST_DIED = 10,
-	/* broker -> worker: start the next plugin host, of this generation */
+	/* broker -> worker: start the next plugin host, of this generation
+	 * (with a plugin file: ringfencectl upgrade's, or its rollback's) */
 	RF_MSG_HOST_START = 11,
-	RF_MSG_TYPE_MAX = 12,
+	/* broker -> worker: end the plugin host (ringfencectl upgrade) */
+	RF_MSG_HOST_REPLACE = 12,
+	RF_MSG_TYPE_MAX = 13,
 };
 
 /* A worker that exits with this found its FUSE connection ended: there is
@@ -166,7 +169,10 @@ struct rf_msg_host_died {
 
 struct rf_msg_host_start {
 	uint32_t generation; /* the new host's: its node ids and slot records carry it */
-	uint32_t pad;
+	/* with a descriptor: the plugin file the host loads from now on,
+	 * named @plugin; @restore_strict as in CONFIG */
+	uint32_t restore_strict;
+	char plugin[RF_PATH_MAX];
 };
 
 struct rf_msg_log {

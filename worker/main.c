@@ -400,8 +400,25 @@ static void worker_dispatch(void)
 			struct rf_msg_host_start hs;
 
 			memcpy(&hs, m.payload, sizeof(hs));
+			if (m.nfds == 1 && terminated(hs.plugin, sizeof(hs.plugin))) {
+				/* another plugin file from now on (an upgrade,
+				 * or its rollback), restored as it says */
+				close(W.plugin_fd);
+				W.plugin_fd = m.fds[0];
+				fcntl(W.plugin_fd, F_SETFD, FD_CLOEXEC);
+				memcpy(W.cfg.plugin, hs.plugin, sizeof(W.cfg.plugin));
+			} else {
+				rf_msg_close_fds(&m);
+			}
+			W.cfg.restore_strict = hs.restore_strict;
 			if (rf_host_respawn(&W, hs.generation) == 0)
 				host_main(W.plugin_fd, W.sc_policy, W.sandbox, true);
+			continue;
+		}
+		if (m.hdr.type == RF_MSG_HOST_REPLACE && W.host_pid && W.cfg.host_restart) {
+			/* ringfencectl upgrade: the reaper tells of its end */
+			if (atomic_load(&W.reported_seq) != atomic_load(&W.host_seq))
+				kill(W.host_pid, SIGKILL);
 			continue;
 		}
 		rf_msg_close_fds(&m);

@@ -3,7 +3,9 @@
 # plugin file if named, keeping the mount, its node ids and open files
 # (restore_nodes); not a crash. A plugin that cannot restore what the
 # kernel holds, or does not load, is rolled back to the old one, and the
-# command says so; the clients' files work throughout.
+# command says so; the clients' files work throughout. With host_restart
+# only the plugin host is replaced, and clients see no error but EIO for
+# what the old host held.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 LOAD=$(dirname "$0")/restore_load.py
@@ -102,5 +104,57 @@ echo "$out" | grep -q "no tenant 'nobody'" || rf_fail "nobody: $out"
 no_crash_but_crashes
 # six generations of upgrades and rollbacks, and one per crash
 [ "$(rf_field up generation)" = $((6 + CRASHES)) ] || rf_fail "generation=$(rf_field up generation)"
+rf_client_stop
+rf_stop
+
+rf_log "host_restart: the plugin host alone is replaced; the keeper and its rings stay"
+rf_policy_reset
+rm -rf "$T/src"
+rm -f "$T/load-stop"
+rf_policy up passthrough "$T/src" "restore_nodes = 1024" "host_restart = yes"
+rf_start up
+rf_client_start up
+[ "$(rf_client step 0)" = ok ] || rf_fail "host_restart: before any upgrade"
+: >"$T/kills"
+python3 "$LOAD" run "$T/up.mnt" "$T/src" "$T/load-stop" "$T/load2.json" &
+LOADER=$!
+EXTRA_PIDS+=($LOADER)
+rf_wait_file "$T/load2.json.ready"
+w=$(rf_worker up)
+for p in "" "$T/passthrough-v2.so"; do
+	h=$(rf_host "$w")
+	python3 -c 'import time; print("%.6f" % time.time(), end=" ")' >>"$T/kills"
+	upgrade $p
+	python3 -c 'import time; print("%.6f" % time.time())' >>"$T/kills"
+	[ $rc = 0 ] || rf_fail "host_restart: upgrade $p: $out"
+	rf_log "  $out"
+	[ "$(rf_worker up)" = "$w" ] || rf_fail "host_restart: the keeper did not stay"
+	[ "$(rf_host "$w")" != "$h" ] || rf_fail "host_restart: the same plugin host serves"
+done
+echo "$out" | grep -q "^up upgraded to $T/passthrough-v2.so (generation 2): [0-9]* node ids and [0-9]* open files restored$" ||
+	rf_fail "host_restart: upgrade said: $out"
+ino=$(stat -c %i "$T/passthrough-v2.so")
+awk -v i="$ino" '$5 == i && /passthrough-v2.so$/ { f = 1 } END { exit !f }' "/proc/$(rf_host "$w")/maps" ||
+	rf_fail "host_restart: the new file is not mapped in the plugin host"
+[ "$(rf_client step 1)" = ok ] || rf_fail "host_restart: after the upgrades"
+upgrade hello
+[ $rc = 1 ] || rf_fail "host_restart: upgrade to hello succeeded: $out"
+echo "$out" | grep -q "^error: up: hello did not take over: restore: .*; rolled back to $T/passthrough-v2.so (generation 4)" ||
+	rf_fail "host_restart: upgrade said: $out"
+rf_log "  $out"
+[ "$(rf_worker up)" = "$w" ] || rf_fail "host_restart: the keeper did not stay for the rollback"
+[ "$(rf_client step 2)" = ok ] || rf_fail "host_restart: after the rollback"
+out=$(rf_client verify 3)
+[ "$out" = ok ] || rf_fail "host_restart: verify: $out"
+sleep 1
+touch "$T/load-stop"
+wait "$LOADER" || rf_fail "host_restart: the writers failed"
+python3 "$LOAD" judge-host "$T/load2.json" "$T/kills" >"$T/judge.out"
+rc=$?
+while read -r l; do rf_log "  $l"; done <"$T/judge.out"
+[ $rc = 0 ] || rf_fail "host_restart: errors or corrupt data across the upgrades"
+[ "$(rf_field up crashes)" = 0 ] || rf_fail "host_restart: crashes=$(rf_field up crashes)"
+n=$(grep -c "starting worker generation" "$T/broker.log")
+[ "$n" = 0 ] || rf_fail "host_restart: $n new workers started"
 rf_client_stop
 rf_stop

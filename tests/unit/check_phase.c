@@ -22,6 +22,7 @@ static const struct {
 	/* the broker holds it to the tenant's state (spawn.c) */
 	{ RF_MSG_HOST_DIED, { 0, 1, 1 } },
 	{ RF_MSG_HOST_START, { 0, 0, 0 } },
+	{ RF_MSG_HOST_REPLACE, { 0, 0, 0 } },
 	{ 0, { 0, 0, 0 } },
 	{ 4242, { 0, 0, 0 } },
 	/* clang-format on */
