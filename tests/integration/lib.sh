@@ -454,6 +454,23 @@ rf_client_stop() {
 	wait "$RF_CLIENT_PID" 2>/dev/null
 }
 
+# rf_deaths_with_client KILL TENANT N: N deaths of TENANT by the test's
+# function KILL (a worker's, a plugin host's), each followed by a step of
+# the client (rf_client_start'ed), which then verifies what it wrote and
+# stops
+rf_deaths_with_client() {
+	local i out
+	[ "$(rf_client step 0)" = ok ] || rf_fail "$2: before any death"
+	for i in $(seq 1 "$3"); do
+		"$1" "$2"
+		out=$(rf_client step "$i")
+		[ "$out" = ok ] || rf_fail "$2: after death $i: $out"
+	done
+	out=$(rf_client verify $(($3 + 1)))
+	[ "$out" = ok ] || rf_fail "$2: verify: $out"
+	rf_client_stop
+}
+
 rf_kill_during_makes() {
 	local name=$1 dir=$2 maker k
 	mkdir "$dir" && chmod 1777 "$dir" || rf_fail "make $dir"

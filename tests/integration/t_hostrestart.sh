@@ -36,15 +36,7 @@ rf_start rs
 W0=$(rf_worker rs)
 G0=$(rf_field rs generation)
 rf_client_start rs
-[ "$(rf_client step 0)" = ok ] || rf_fail "before any death"
-for i in $(seq 1 10); do
-	kill_host rs
-	out=$(rf_client step "$i")
-	[ "$out" = ok ] || rf_fail "after host death $i: $out"
-done
-out=$(rf_client verify 11)
-[ "$out" = ok ] || rf_fail "verify: $out"
-rf_client_stop
+rf_deaths_with_client kill_host rs 10
 [ "$(rf_worker rs)" = "$W0" ] || rf_fail "the keeper changed"
 [ "$(rf_field rs crashes)" = 10 ] || rf_fail "crashes=$(rf_field rs crashes), not 10"
 [ "$(rf_field rs generation)" = $((G0 + 10)) ] || rf_fail "generation $(rf_field rs generation), not $((G0 + 10))"
@@ -87,15 +79,7 @@ mkdir -p "$M/d/e"
 head -c 300000 /dev/urandom >"$T/ref"
 cp "$T/ref" "$M/d/e/big"
 rf_client_start mf --unlinked
-[ "$(rf_client step 0)" = ok ] || rf_fail "memfs: before any death"
-for i in 1 2 3 4 5; do
-	kill_host mf
-	out=$(rf_client step "$i")
-	[ "$out" = ok ] || rf_fail "memfs: after host death $i: $out"
-done
-out=$(rf_client verify 6)
-[ "$out" = ok ] || rf_fail "memfs: verify: $out"
-rf_client_stop
+rf_deaths_with_client kill_host mf 5
 cmp "$T/ref" "$M/d/e/big" || rf_fail "memfs: d/e/big differs"
 [ "$(rf_field mf restore_failed)" = 0 ] || rf_fail "memfs: restore_failed=$(rf_field mf restore_failed)"
 rf_stop

@@ -16,25 +16,11 @@ kill_worker() {
 	rf_wait_successor "$1" "$w"
 }
 
-# ten (or $2) deaths of tenant $1's worker, each followed by a client step
-deaths_with_client() {
-	local i out
-	[ "$(rf_client step 0)" = ok ] || rf_fail "$1: before any death"
-	for i in $(seq 1 "$2"); do
-		kill_worker "$1"
-		out=$(rf_client step "$i")
-		[ "$out" = ok ] || rf_fail "$1: after death $i: $out"
-	done
-	out=$(rf_client verify $(($2 + 1)))
-	[ "$out" = ok ] || rf_fail "$1: verify: $out"
-	rf_client_stop
-}
-
 rf_log "restore_nodes = 1024: ten worker deaths, clients see none"
 rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20"
 rf_start rs
 rf_client_start rs
-deaths_with_client rs 10
+rf_deaths_with_client kill_worker rs 10
 cmp "$T/src/a/b/f" "$T/rs.mnt/a/b/f" || rf_fail "f differs in the source"
 n=$(rf_field rs restored_nodes)
 f=$(rf_field rs restored_files)
@@ -82,7 +68,7 @@ ln "$M/d/e/big" "$M/d/hard"
 ln -s e/big "$M/d/sym"
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.k", b"v" * 100)' "$M/d/e/big"
 rf_client_start mf --unlinked
-deaths_with_client mf 5
+rf_deaths_with_client kill_worker mf 5
 cmp "$T/ref" "$M/d/e/big" || rf_fail "memfs: d/e/big differs"
 cmp "$T/ref" "$M/d/hard" || rf_fail "memfs: the hard link differs"
 [ "$(stat -c %h "$M/d/hard")" = 2 ] || rf_fail "memfs: links $(stat -c %h "$M/d/hard")"

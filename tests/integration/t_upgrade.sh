@@ -20,6 +20,16 @@ no_crash_but_crashes() {
 	[ "$c" = "$n" ] || rf_fail "crashes=$c, but $n deaths went the crash path"
 	CRASHES=$c
 }
+# writers that keep files open in up's mount (restore_load.py run), their
+# record in $T/$1; $T/kills emptied for the upgrades' times
+start_writers() {
+	rm -f "$T/load-stop"
+	: >"$T/kills"
+	python3 "$LOAD" run "$T/up.mnt" "$T/src" "$T/load-stop" "$T/$1" &
+	LOADER=$!
+	EXTRA_PIDS+=($LOADER)
+	rf_wait_file "$T/$1.ready"
+}
 # upgrade [PLUGIN]: the answer in $out, the status in $rc
 upgrade() {
 	out=$("$CTL" -s "$T/ctl.sock" upgrade up "$@" 2>&1)
@@ -31,11 +41,7 @@ rf_policy plain passthrough "$T/src2" "restore_nodes = 0"
 rf_start up plain
 rf_client_start up
 [ "$(rf_client step 0)" = ok ] || rf_fail "before any upgrade"
-: >"$T/kills"
-python3 "$LOAD" run "$T/up.mnt" "$T/src" "$T/load-stop" "$T/load.json" &
-LOADER=$!
-EXTRA_PIDS+=($LOADER)
-rf_wait_file "$T/load.json.ready"
+start_writers load.json
 
 rf_log "upgrade to the same plugin: a new generation, the files stay open, no crash"
 w=$(rf_worker up)
@@ -110,16 +116,11 @@ rf_stop
 rf_log "host_restart: the plugin host alone is replaced; the keeper and its rings stay"
 rf_policy_reset
 rm -rf "$T/src"
-rm -f "$T/load-stop"
 rf_policy up passthrough "$T/src" "restore_nodes = 1024" "host_restart = yes"
 rf_start up
 rf_client_start up
 [ "$(rf_client step 0)" = ok ] || rf_fail "host_restart: before any upgrade"
-: >"$T/kills"
-python3 "$LOAD" run "$T/up.mnt" "$T/src" "$T/load-stop" "$T/load2.json" &
-LOADER=$!
-EXTRA_PIDS+=($LOADER)
-rf_wait_file "$T/load2.json.ready"
+start_writers load2.json
 w=$(rf_worker up)
 for p in "" "$T/passthrough-v2.so"; do
 	h=$(rf_host "$w")
