@@ -15,7 +15,8 @@
 # eager-forget (as uring, each FORGET read as it comes, not batched) and
 # normal-sched (as uring, the worker at the normal policy: sched_idle = off)
 # and restore (as uring, with restore_nodes = 65536: every node id and open
-# file recorded for a successor)
+# file recorded for a successor) and host-restart (as uring, with
+# host_restart = yes: the keeper outlives its plugin host)
 # and no-pin (as uring, queue threads not bound to their CPUs) and
 # private-payload (as uring, request payloads in the worker's private
 # memory instead of the shared pool, file data by pread/pwrite) and
@@ -162,6 +163,9 @@ if has normal-sched; then
 fi
 if has restore; then
 	main+=("$(tenant restore transport=uring restore_nodes=65536)")
+fi
+if has host-restart; then
+	main+=("$(tenant host-restart transport=uring host_restart=yes)")
 fi
 for q in $QDS; do
 	[ "$q" = 8 ] || main+=("$(tenant "qd$q" transport=uring queue_depth="$q")")
