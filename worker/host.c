@@ -811,9 +811,13 @@ static void *host_reaper(void *arg)
 		w->reap_pid = 0;
 		seq = atomic_load(&w->host_seq);
 		pthread_mutex_unlock(&w->start_lock);
-		while (waitpid(pid, &d.status, 0) < 0)
-			if (errno != EINTR)
-				fatal("wait for the plugin host %d", (int)pid);
+		while (waitpid(pid, &d.status, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (atomic_load(&w->stop))
+				return NULL; /* reaped by the stop (rf_host_reap) */
+			fatal("wait for the plugin host %d", (int)pid);
+		}
 		if (atomic_load(&w->stop))
 			return NULL;
 		if (!w->host_ready)
@@ -881,6 +885,8 @@ pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
 		struct rf_queue *qu = &w->queues[q];
 
 		/* the host's end, kept (rf_queue_host_notice says why) */
+		if (qu->host_end_next >= 0)
+			close(qu->host_end_next);
 		qu->host_end_next = qu->host_chan_fd;
 		qu->host_chan_fd = -1;
 		atomic_store(&qu->chan_renew, 1);

@@ -391,9 +391,10 @@ static void to_host(struct rf_req *req)
 	}
 	r = rf_chan_next(q);
 	if (q->host_down) {
-		/* the flush before it found the host dead, and settled this
-		 * request with the rest (rf_queue_host_gone) */
+		/* the flush before it found the host gone: this one was not
+		 * sent either */
 		q->ntx = 0;
+		req->host_park = true;
 		return;
 	}
 	r->kind = RF_CH_REQ;
