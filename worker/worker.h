@@ -265,13 +265,17 @@ void rf_host_wait_ready(struct rf_worker *w);
 void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
 void rf_host_reap(struct rf_worker *w);
 void rf_host_lost(struct rf_worker *w, const char *why) __attribute__((noreturn));
-/* host_restart: a queue thread found its host gone; with host_restart and
- * a host that served, the keeper stays: the host is reaped and its death
- * told the broker once, and this queue's requests it held are run again
- * or answered EIO (rf_queue_host_gone); else as rf_host_lost. The main
+/* host_restart, in the keeper: a thread of its own reaps each host and
+ * tells the queue threads and the broker (rf_host_reaper_start); each
+ * queue thread then takes back what the host never read
+ * (rf_queue_host_notice, rf_queue_host_unsent) and, at the end of its
+ * channel, settles what the host held: run again or EIO
+ * (rf_queue_host_gone, by rf_host_down). rf_host_down is also what a
+ * queue thread calls when its channel fails: it ends a host that no
+ * longer speaks to it (without host_restart, as rf_host_lost). The main
  * thread starts the next host on the broker's HOST_START
- * (rf_host_respawn, in the keeper; the child returns from it as the new
- * host, in host_main). */
+ * (rf_host_respawn; the child returns from it as the new host, in
+ * host_main). */
 void rf_host_down(struct rf_queue *q, const char *why);
 void rf_queue_host_gone(struct rf_queue *q);
 void rf_queue_host_unsent(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n);
