@@ -10,6 +10,11 @@
 # EIO responder after crash_limit host deaths, each counted.
 . "$(dirname "$0")/lib.sh"
 rf_setup
+# in the 7.3 guest (TCG, every step many times slower) five kills a run,
+# and only what the kernel's buffer pools and zero copy change: the
+# client and the load; memfs and the crash loop are the host's
+KILLS=10
+[ "${RF_IN_VM:-}" = 1 ] && KILLS=5
 
 # kill tenant $1's plugin host (recording when, and when it was dead, in
 # $T/kills) and wait for the next one to serve: the same keeper, a new
@@ -30,35 +35,35 @@ kill_host() {
 	rf_assert_process_fenced "$n"
 }
 
-rf_log "a client holding files open sees nothing of ten plugin host deaths"
+rf_log "a client holding files open sees nothing of $KILLS plugin host deaths"
 rf_policy rs passthrough "$T/src" "host_restart = yes" "restore_nodes = 1024" "crash_limit = 20"
 rf_start rs
 W0=$(rf_worker rs)
 G0=$(rf_field rs generation)
 rf_client_start rs
-rf_deaths_with_client kill_host rs 10
+rf_deaths_with_client kill_host rs $KILLS
 [ "$(rf_worker rs)" = "$W0" ] || rf_fail "the keeper changed"
-[ "$(rf_field rs crashes)" = 10 ] || rf_fail "crashes=$(rf_field rs crashes), not 10"
-[ "$(rf_field rs generation)" = $((G0 + 10)) ] || rf_fail "generation $(rf_field rs generation), not $((G0 + 10))"
+[ "$(rf_field rs crashes)" = $KILLS ] || rf_fail "crashes=$(rf_field rs crashes), not $KILLS"
+[ "$(rf_field rs generation)" = $((G0 + KILLS)) ] || rf_fail "generation $(rf_field rs generation), not $((G0 + KILLS))"
 [ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
-[ "$(rf_field rs restored_files)" -ge 40 ] || rf_fail "restored_files=$(rf_field rs restored_files)"
-[ "$(rf_field rs outside_kills)" = 10 ] || rf_fail "outside_kills=$(rf_field rs outside_kills), not 10"
+[ "$(rf_field rs restored_files)" -ge $((4 * KILLS)) ] || rf_fail "restored_files=$(rf_field rs restored_files)"
+[ "$(rf_field rs outside_kills)" = $KILLS ] || rf_fail "outside_kills=$(rf_field rs outside_kills), not $KILLS"
 grep -q "rs: plugin host was killed by signal 9" "$T/broker.log" || rf_fail "no host death in the log"
-grep -q "rs: plugin host generation $((G0 + 10)) serving" "$T/broker.log" || rf_fail "no host start in the log"
+grep -q "rs: plugin host generation $((G0 + KILLS)) serving" "$T/broker.log" || rf_fail "no host start in the log"
 n=$(grep -c "starting worker generation" "$T/broker.log")
 [ "$n" = 0 ] || rf_fail "$n new workers started; only plugin hosts should have"
 rf_assert_worker_fds "$W0" 2 host_restart
-rf_log "  keeper $W0 served throughout; $(rf_field rs restored_nodes) node ids and $(rf_field rs restored_files) open files restored by ten hosts"
+rf_log "  keeper $W0 served throughout; $(rf_field rs restored_nodes) node ids and $(rf_field rs restored_files) open files restored by $KILLS hosts"
 cmp "$T/src/a/b/f" "$T/rs.mnt/a/b/f" || rf_fail "f differs in the source"
 rf_stop
 
-rf_log "fio verifying reads and two writers under ten plugin host SIGKILLs"
+rf_log "fio verifying reads and two writers under $KILLS plugin host SIGKILLs"
 rf_policy_reset
 rm -rf "$T/src"
 rf_policy rs passthrough "$T/src" "host_restart = yes" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1"
 rf_start rs
 rf_fio_load_start "$T/rs.mnt" "$T/src"
-for i in $(seq 1 10); do
+for i in $(seq 1 "$KILLS"); do
 	kill_host rs
 	sleep 1.7
 done
@@ -69,6 +74,8 @@ rf_fio_load_stop judge-host
 n=$(grep -c "starting worker generation" "$T/broker.log")
 [ "$n" = 0 ] || rf_fail "$n new workers started; only plugin hosts should have"
 rf_stop
+
+[ "${RF_IN_VM:-}" = 1 ] && exit 0
 
 rf_log "memfs keeps its tree and open files across five plugin host deaths"
 rf_policy_reset
