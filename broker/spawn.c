@@ -627,16 +627,18 @@ static void host_died(struct rf_tenant *t, int status)
 	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
 			  RF_MSG_BIT(RF_MSG_FAILED));
 	t->hb_sent_seq = 0;
-	if (!t->fail_reason[0])
-		snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
-	if (t->upg != RF_UPG_NONE && !t->stopping && rf_upgrade_host_died(t))
-		return; /* the upgrade's own doing, or its rollback's */
 	if (t->stopping || t->upg != RF_UPG_NONE) {
-		/* an upgrade of the whole worker settles by its end (upgrade.c) */
-		rf_worker_sigkill(t);
-		return;
+		if (!t->fail_reason[0])
+			snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
+		if (!t->stopping && rf_upgrade_host_died(t))
+			return; /* the upgrade's own doing, or its rollback's */
+		if (t->stopping || t->upg != RF_UPG_NONE) {
+			/* an upgrade of the whole worker settles by its end */
+			rf_worker_sigkill(t);
+			return;
+		}
+		/* a rollback that did not serve either: a crash from here */
 	}
-	t->fail_reason[0] = '\0';
 	t->crashes++;
 	t->outside_kills += outside;
 	log_warnx("%s: plugin host %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
