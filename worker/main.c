@@ -550,27 +550,28 @@ static void serve(void)
  * descriptors only what a host holds: the broker's channel, the pool
  * read-only, the source, the plugin's file, and per queue its ring and
  * channel (not the keeper's rings, nor a file a dead host passed it). */
+static int cmp_int(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
 static void keep_only_host_fds(void)
 {
-	int keep[8 + 3 * 256], n = 0, i, j, lo = 3;
+	int *keep = malloc((4 + 3 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, lo = 3;
 	uint32_t q;
 
+	if (!keep)
+		fail(ENOMEM, "start the next plugin host");
 	keep[n++] = W.ipc_fd;
 	keep[n++] = W.pool_ro_fd;
 	keep[n++] = W.source_fd;
 	keep[n++] = W.plugin_fd;
-	for (q = 0; q < W.nqueues && q < 256; q++) {
+	for (q = 0; q < W.nqueues; q++) {
 		keep[n++] = W.queues[q].hring_fd;
 		keep[n++] = W.queues[q].host_chan_fd;
 		keep[n++] = W.queues[q].hevfd;
 	}
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			int t = keep[j];
-
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
+	qsort(keep, (size_t)n, sizeof(*keep), cmp_int);
 	for (i = 0; i < n; i++) {
 		if (keep[i] < lo)
 			continue;
@@ -579,6 +580,7 @@ static void keep_only_host_fds(void)
 		lo = keep[i] + 1;
 	}
 	close_range((unsigned int)lo, ~0U, 0);
+	free(keep);
 }
 
 /* The plugin host (host.c): the keeper's child, from the fork on. Its own
