@@ -138,7 +138,10 @@ ino=$(stat -c %i "$T/passthrough-v2.so")
 awk -v i="$ino" '$5 == i && /passthrough-v2.so$/ { f = 1 } END { exit !f }' "/proc/$(rf_host "$w")/maps" ||
 	rf_fail "host_restart: the new file is not mapped in the plugin host"
 [ "$(rf_client step 1)" = ok ] || rf_fail "host_restart: after the upgrades"
+# (under the writers too: the old host's end, and the rollback's)
+python3 -c 'import time; print("%.6f" % time.time(), end=" ")' >>"$T/kills"
 upgrade hello
+python3 -c 'import time; print("%.6f" % time.time())' >>"$T/kills"
 [ $rc = 1 ] || rf_fail "host_restart: upgrade to hello succeeded: $out"
 echo "$out" | grep -q "^error: up: hello did not take over: restore: .*; rolled back to $T/passthrough-v2.so (generation 4)" ||
 	rf_fail "host_restart: upgrade said: $out"
