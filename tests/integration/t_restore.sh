@@ -107,6 +107,9 @@ rf_start rs
 rf_client_start rs
 [ "$(rf_client step 0)" = ok ] || rf_fail "before any death"
 kill_worker rs
+# f's pages out of the cache: its read reaches the successor with the dead
+# worker's handle, which must fail, never read another file
+[ "$(rf_client drop 0)" = ok ] || rf_fail "dropping f's cached pages"
 out=$(rf_client step 1)
 case "$out" in
 "fail: EIO"* | "fail: ESTALE"*) ;;
