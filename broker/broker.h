@@ -123,6 +123,7 @@ struct rf_tenant {
 		RF_HOST_STARTED
 	} host_state;
 	bool host_loop;
+	bool host_killed; /* the watchdog had the keeper end its host (watchdog.c) */
 	/* upgrade.c: ringfencectl upgrade, from the kill of the old worker to
 	 * the new one's READY (or the old plugin's, rolled back) */
 	enum rf_upgrade_phase upg;

@@ -282,6 +282,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	t->sigkilled = false;
 	t->host_state = RF_HOST_SERVING;
 	t->host_loop = false;
+	t->host_killed = false;
 	if (rf_proc_starttime(pid, &t->worker_start) < 0)
 		t->worker_start = 0;
 	rf_orphans_record(t->b);
@@ -537,7 +538,7 @@ static bool end_words(const struct rf_tenant *t, int status, bool host, char *ho
 	} else if (WIFSIGNALED(status)) {
 		/* a kill the broker did not send: say so, and count it apart
 		 * (it counts as a crash all the same) */
-		outside = (host || !t->sigkilled) && !own_doing(WTERMSIG(status));
+		outside = !(host ? t->host_killed : t->sigkilled) && !own_doing(WTERMSIG(status));
 		snprintf(how, len, "was killed by signal %d (%s)%s", WTERMSIG(status),
 			 strsignal(WTERMSIG(status)), outside ? RF_NOT_OURS : "");
 	} else {
@@ -623,6 +624,7 @@ static void host_died(struct rf_tenant *t, int status)
 		return;
 	}
 	outside = end_words(t, status, true, how, sizeof(how));
+	t->host_killed = false;
 	stop_start_timer(t);
 	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
 			  RF_MSG_BIT(RF_MSG_FAILED));

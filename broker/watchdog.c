@@ -23,14 +23,24 @@
  * answers the request EIO and serves on. The slot records are written by
  * the worker, found from the broker's own geometry, checked by pool_sane()
  * first, and only ever used to decide to kill that same worker.
+ *
+ * With host_restart it is the plugin host that holds a request: the
+ * keeper is asked to end it (HOST_REPLACE) and settles what it held as
+ * for any host's death, the rings never closing. A keeper that has not
+ * reported that death by the next tick that finds a request still held is
+ * killed whole. While no host serves (its successor due or starting) the
+ * keeper holds requests by the broker's own doing: the start timer, not
+ * the watchdog, judges then.
  */
 static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 {
 	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
+	bool host;
 	uint32_t i;
 
 	if (!limit || !t->pool || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
 		return;
+	host = t->pol.host_restart && !t->responder && t->upg == RF_UPG_NONE;
 	for (i = 0; i < t->geom.nslots; i++) {
 		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, i);
 		uint64_t since = __atomic_load_n(&ss->fetched_ns, __ATOMIC_RELAXED);
@@ -38,13 +48,25 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED ||
 		    ss->generation != t->generation || now_ns < since || now_ns - since <= limit)
 			continue;
+		if (host && t->host_killed) {
+			log_warnx("%s: watchdog: worker %d did not end its plugin host; killing it",
+				  t->pol.name, (int)t->worker_pid);
+			rf_worker_sigkill(t);
+			return;
+		}
 		snprintf(t->fail_reason, sizeof(t->fail_reason),
 			 "watchdog: request %llu (opcode %u) held for more than request_timeout = "
 			 "%u s",
 			 (unsigned long long)ss->commit_id, ss->opcode, t->pol.request_timeout);
+		t->watchdog_kills++;
+		if (host && rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) == 0) {
+			log_warnx("%s: %s; ending the plugin host of worker %d", t->pol.name,
+				  t->fail_reason, (int)t->worker_pid);
+			t->host_killed = true;
+			return;
+		}
 		log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
 			  (int)t->worker_pid);
-		t->watchdog_kills++;
 		rf_worker_sigkill(t);
 		return;
 	}

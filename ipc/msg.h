@@ -42,7 +42,8 @@ enum rf_msg_type {
 	/* broker -> worker: start the next plugin host, of this generation
 	 * (with a plugin file: ringfencectl upgrade's, or its rollback's) */
 	RF_MSG_HOST_START = 11,
-	/* broker -> worker: end the plugin host (ringfencectl upgrade) */
+	/* broker -> worker: end the plugin host (ringfencectl upgrade, the
+	 * watchdog) */
 	RF_MSG_HOST_REPLACE = 12,
 	RF_MSG_TYPE_MAX = 13,
 };

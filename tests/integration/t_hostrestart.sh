@@ -6,6 +6,7 @@
 # of the plugin host under a client holding files open, then under fio's
 # verifying reads and two writers: no ECANCELED (the kernel's answer for
 # requests it hands a dead worker's ring), no ESTALE, no corrupt byte.
+# The watchdog ends a host that holds a request too long, not its keeper.
 # memfs keeps its tree; a plugin that dies at every getattr ends in the
 # EIO responder after crash_limit host deaths, each counted.
 . "$(dirname "$0")/lib.sh"
@@ -16,23 +17,29 @@ rf_setup
 KILLS=10
 [ "${RF_IN_VM:-}" = 1 ] && KILLS=5
 
+# wait for tenant $1's keeper $2 to serve with a plugin host other than
+# $3: the same keeper, a new host, fenced, the tenant running
+next_host() {
+	local n i
+	for i in $(rf_tries 100); do
+		n=$(rf_host "$2")
+		[ -n "$n" ] && [ "$n" != "$3" ] && [ "$(rf_field "$1" state)" = running ] && break
+		sleep 0.1
+	done
+	[ -n "$n" ] && [ "$n" != "$3" ] || rf_fail "$1: no plugin host after $3 in $((10 * RF_TIME_SCALE)) s"
+	[ "$(rf_worker "$1")" = "$2" ] || rf_fail "$1: the keeper $2 did not stay (now $(rf_worker "$1"))"
+	rf_assert_process_fenced "$n"
+}
+
 # kill tenant $1's plugin host (recording when, and when it was dead, in
-# $T/kills) and wait for the next one to serve: the same keeper, a new
-# host, the tenant running
+# $T/kills) and wait for the next one to serve
 kill_host() {
-	local w h n i
+	local w h
 	w=$(rf_worker "$1")
 	h=$(rf_host "$w")
 	[ -n "$h" ] || rf_fail "$1: worker $w has no plugin host"
 	python3 "$(dirname "$0")/restore_load.py" kill "$h" "$T/kills"
-	for i in $(rf_tries 100); do
-		n=$(rf_host "$w")
-		[ -n "$n" ] && [ "$n" != "$h" ] && [ "$(rf_field "$1" state)" = running ] && break
-		sleep 0.1
-	done
-	[ -n "$n" ] && [ "$n" != "$h" ] || rf_fail "$1: no plugin host after $h in $((10 * RF_TIME_SCALE)) s"
-	[ "$(rf_worker "$1")" = "$w" ] || rf_fail "$1: the keeper $w did not stay (now $(rf_worker "$1"))"
-	rf_assert_process_fenced "$n"
+	next_host "$1" "$w" "$h"
 }
 
 rf_log "a client holding files open sees nothing of $KILLS plugin host deaths"
@@ -73,6 +80,32 @@ rf_fio_load_stop judge-host
 [ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
 n=$(grep -c "starting worker generation" "$T/broker.log")
 [ "$n" = 0 ] || rf_fail "$n new workers started; only plugin hosts should have"
+rf_stop
+
+rf_log "request_timeout: the watchdog ends the plugin host that holds a request, not its keeper"
+rf_policy_reset
+rf_policy wd "$BUILD/tests/plugins/hang.so" "" "host_restart = yes" "request_timeout = 2"
+rf_start wd
+W0=$(rf_worker wd)
+H0=$(rf_host "$W0")
+start=$(date +%s)
+# a lookup, not run again: EIO once its host is gone
+err=$(rf_stat_errno "$T/wd.mnt/stuck" $((10 * RF_TIME_SCALE)))
+took=$(($(date +%s) - start))
+[ "$err" = EIO ] || rf_fail "the stuck lookup: $err"
+[ $took -le $((6 * RF_TIME_SCALE)) ] || rf_fail "the stuck lookup took $took s with request_timeout = 2"
+grep -q "wd: watchdog: request [0-9]* (opcode 1) held for more than request_timeout = 2 s; ending the plugin host of worker $W0" \
+	"$T/broker.log" || rf_fail "the watchdog did not end the plugin host"
+next_host wd "$W0" "$H0"
+grep -q "wd: plugin host was killed by signal 9 (Killed) after: watchdog: request" "$T/broker.log" ||
+	rf_fail "the host's death is not told with the watchdog's reason"
+for f in watchdog_kills:1 crashes:1 outside_kills:0; do
+	[ "$(rf_field wd "${f%:*}")" = "${f#*:}" ] || rf_fail "${f%:*}=$(rf_field wd "${f%:*}"), not ${f#*:}"
+done
+[ "$(rf_stat_errno "$T/wd.mnt")" = OK ] || rf_fail "the mount does not serve after the watchdog"
+n=$(grep -c "starting worker generation" "$T/broker.log")
+[ "$n" = 0 ] || rf_fail "$n new workers started; only a plugin host should have"
+rf_log "  the stuck lookup failed after $took s; keeper $W0 serves on with a new host"
 rf_stop
 
 [ "${RF_IN_VM:-}" = 1 ] && exit 0
