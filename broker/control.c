@@ -279,6 +279,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	unsigned long long state = t->state_fd >= 0 ? (unsigned long long)t->pol.state_size : 0;
 	/* the worker's scheduling policy (cgroup.c) */
 	const char *sched = t->cg.sched_idle ? "idle" : "normal";
+	/* a plugin's death replaces its host alone, or the whole worker */
+	const char *host_restart = t->pol.host_restart ? "yes" : "no";
 	const char *keys[48];
 	unsigned long long vals[48], p50, p99, max;
 	struct rf_queue_stats s;
@@ -300,8 +302,11 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		    (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
-		put(o, " p50_us=%llu p99_us=%llu max_us=%llu limits=%s sched=%s disk=%s%s%s\n", p50,
-		    p99, max, limits, sched, t->disk_mechanism[0] ? t->disk_mechanism : "none",
+		put(o,
+		    " p50_us=%llu p99_us=%llu max_us=%llu limits=%s sched=%s host_restart=%s "
+		    "disk=%s%s%s\n",
+		    p50, p99, max, limits, sched, host_restart,
+		    t->disk_mechanism[0] ? t->disk_mechanism : "none",
 		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
 	}
@@ -324,7 +329,7 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o, ",\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":", p50, p99,
 	    max);
 	put_jstr(o, limits);
-	put(o, ",\"sched\":\"%s\",\"disk\":", sched);
+	put(o, ",\"sched\":\"%s\",\"host_restart\":\"%s\",\"disk\":", sched, host_restart);
 	put_jstr(o, t->disk_mechanism[0] ? t->disk_mechanism : "none");
 	put(o, ",\"reason\":");
 	put_jstr(o, t->fail_reason);
