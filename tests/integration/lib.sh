@@ -297,6 +297,25 @@ rf_assert_worker_fds() {
 	rf_assert_process_fds "$host" "$2" host
 }
 
+# rf_assert_tenant_fds TENANT: rf_assert_worker_fds for TENANT's worker,
+# with its queues and its host_restart
+rf_assert_tenant_fds() {
+	local hr=
+	[ "$(rf_field "$1" host_restart)" = yes ] && hr=host_restart
+	rf_assert_worker_fds "$(rf_worker "$1")" "$(rf_field "$1" queues)" $hr
+}
+
+# rf_host_death TENANT: how the broker's log begins its word of TENANT's
+# plugin host dying ("... killed by signal 11" follows): with host_restart
+# the host's own death, without it its worker's exit
+rf_host_death() {
+	if [ "$(rf_field "$1" host_restart)" = yes ]; then
+		echo "$1: plugin host was"
+	else
+		echo "$1: worker exited: its plugin host was"
+	fi
+}
+
 rf_assert_process_fds() {
 	local pid=$1 nq=$2 role=$3 fd link rings=0 evs=0 socks=0 i
 	for i in 0 1 2; do
@@ -371,6 +390,31 @@ rf_wait_successor() {
 		sleep 0.1
 	done
 	rf_fail "no successor of worker $2 of $1 after $((10 * RF_TIME_SCALE)) s"
+}
+
+# rf_wait_next_host TENANT KEEPER HOST: TENANT's keeper KEEPER serves with
+# a plugin host other than HOST, fenced, the tenant running (host_restart)
+rf_wait_next_host() {
+	local n i
+	for i in $(rf_tries 100); do
+		n=$(rf_host "$2")
+		[ -n "$n" ] && [ "$n" != "$3" ] && [ "$(rf_field "$1" state)" = running ] && break
+		sleep 0.1
+	done
+	[ -n "$n" ] && [ "$n" != "$3" ] || rf_fail "$1: no plugin host after $3 in $((10 * RF_TIME_SCALE)) s"
+	[ "$(rf_worker "$1")" = "$2" ] || rf_fail "$1: the keeper $2 did not stay (now $(rf_worker "$1"))"
+	rf_assert_process_fenced "$n"
+}
+
+# rf_wait_host_replaced TENANT WORKER HOST: after the death of WORKER's
+# plugin host HOST, what the tenant's host_restart says comes next serves:
+# a new host under the same keeper, or a new worker
+rf_wait_host_replaced() {
+	if [ "$(rf_field "$1" host_restart)" = yes ]; then
+		rf_wait_next_host "$1" "$2" "$3"
+	else
+		rf_wait_successor "$1" "$2"
+	fi
 }
 
 # rf_fio_load_start MNT SRC: fio lays out a 16 MiB file in MNT, then runs

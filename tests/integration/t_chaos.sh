@@ -96,7 +96,7 @@ crashes=$(rf_field ch crashes)
 [ "$crashes" -ge 5 ] || rf_fail "only $crashes deaths of the chaos worker: it did too little"
 # the pool's control area is read-only in the plugin's process: a scribble
 # faults there (the broker's pool check stays for what the keeper writes)
-pool=$(grep -c "ch: worker exited: its plugin host was killed by signal 11" "$T/broker.log")
+pool=$(grep -c "$(rf_host_death ch) killed by signal 11" "$T/broker.log")
 ipc=$(grep -cE "ch: killing worker [0-9]*: (malformed message|message|descriptors|IPC)" "$T/broker.log")
 gaveup=$(grep -cE "ch: worker: queue [0-9]*: the kernel (refused commit id|knows no request)" "$T/broker.log")
 watchdog=$(rf_field ch watchdog_kills)

@@ -68,7 +68,7 @@ rf_log "  logflood -> $n lines written, $dropped dropped and counted"
 # stdout and stderr are /dev/null: nothing reaches the broker's log that way
 expect stdio ENOTRECOVERABLE # 2000 writes went somewhere
 grep -q "STDIO-FORGED" "$T/broker.log" && rf_fail "a worker's stdout or stderr reached the broker's log"
-rf_assert_worker_fds "$(rf_worker h)" "$(rf_field h queues)"
+rf_assert_tenant_fds h
 rf_log "  stdio -> /dev/null; the worker holds only the descriptors it is given"
 
 # where the clocksource has no vDSO path, glibc makes these system calls
@@ -143,7 +143,7 @@ pool_attack() { # NAME
 	rf_stat_errno "$T/h.mnt/attack-$1" >/dev/null
 	for i in $(seq 50); do [ "$(rf_field h crashes)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
 	[ "$(rf_field h crashes)" -ge 1 ] || rf_fail "pool attack $1: the worker was not stopped"
-	grep -q "h: worker exited: its plugin host was killed by signal 11" "$T/broker.log" ||
+	grep -q "$(rf_host_death h) killed by signal 11" "$T/broker.log" ||
 		rf_fail "pool attack $1: the plugin's write did not fault"
 	grep -q "h: killing worker [0-9]*: pool: " "$T/broker.log" &&
 		rf_fail "pool attack $1: the pool changed: $(grep -o "killing worker [0-9]*: pool: .*" "$T/broker.log")"
@@ -178,13 +178,13 @@ fatal() { # NAME SYSCALL|- MESSAGE [race]
 		grep -q "h: plugin $HOSTILE: seccomp: $sc(" "$T/broker.log" ||
 			rf_fail "attack $name: no '$sc' in the log"
 	fi
-	grep -q "h: worker $msg" "$T/broker.log" || grep -q "h: killing worker [0-9]*: $msg" "$T/broker.log" ||
+	grep -q "$(rf_host_death h) $msg" "$T/broker.log" || grep -q "h: killing worker [0-9]*: $msg" "$T/broker.log" ||
 		rf_fail "attack $name: no '$msg' in the log"
 	rf_bystander_ok "$name"
 	rf_log "  $name -> ${sc/-/killed}: $msg"
 	rf_stop
 }
-SYS="exited: its plugin host was killed by signal 31"
+SYS="killed by signal 31"
 fatal execve execve "$SYS"
 fatal ptrace ptrace "$SYS"
 fatal vmwrite process_vm_writev "$SYS"
@@ -216,7 +216,7 @@ ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))(
 	fatal int80 - "$SYS"
 else
 	rf_log "  int80: this kernel takes no int 0x80 at all (it faults outside the sandbox too)"
-	fatal int80 - "exited: its plugin host was killed by signal 11"
+	fatal int80 - "killed by signal 11"
 fi
 fatal x32 - "$SYS"
 # a reply for another id: the plugin changes its copy of the request; the

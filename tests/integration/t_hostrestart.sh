@@ -17,20 +17,6 @@ rf_setup
 KILLS=10
 [ "${RF_IN_VM:-}" = 1 ] && KILLS=5
 
-# wait for tenant $1's keeper $2 to serve with a plugin host other than
-# $3: the same keeper, a new host, fenced, the tenant running
-next_host() {
-	local n i
-	for i in $(rf_tries 100); do
-		n=$(rf_host "$2")
-		[ -n "$n" ] && [ "$n" != "$3" ] && [ "$(rf_field "$1" state)" = running ] && break
-		sleep 0.1
-	done
-	[ -n "$n" ] && [ "$n" != "$3" ] || rf_fail "$1: no plugin host after $3 in $((10 * RF_TIME_SCALE)) s"
-	[ "$(rf_worker "$1")" = "$2" ] || rf_fail "$1: the keeper $2 did not stay (now $(rf_worker "$1"))"
-	rf_assert_process_fenced "$n"
-}
-
 # kill tenant $1's plugin host (recording when, and when it was dead, in
 # $T/kills) and wait for the next one to serve
 kill_host() {
@@ -39,7 +25,7 @@ kill_host() {
 	h=$(rf_host "$w")
 	[ -n "$h" ] || rf_fail "$1: worker $w has no plugin host"
 	python3 "$(dirname "$0")/restore_load.py" kill "$h" "$T/kills"
-	next_host "$1" "$w" "$h"
+	rf_wait_next_host "$1" "$w" "$h"
 }
 
 rf_log "a client holding files open sees nothing of $KILLS plugin host deaths"
@@ -96,7 +82,7 @@ took=$(($(date +%s) - start))
 [ $took -le $((6 * RF_TIME_SCALE)) ] || rf_fail "the stuck lookup took $took s with request_timeout = 2"
 grep -q "wd: watchdog: request [0-9]* (opcode 1) held for more than request_timeout = 2 s; ending the plugin host of worker $W0" \
 	"$T/broker.log" || rf_fail "the watchdog did not end the plugin host"
-next_host wd "$W0" "$H0"
+rf_wait_next_host wd "$W0" "$H0"
 grep -q "wd: plugin host was killed by signal 9 (Killed) after: watchdog: request" "$T/broker.log" ||
 	rf_fail "the host's death is not told with the watchdog's reason"
 for f in watchdog_kills:1 crashes:1 outside_kills:0; do

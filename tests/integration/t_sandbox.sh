@@ -12,9 +12,8 @@ W=$(rf_worker pt)
 rf_assert_worker_fenced "$W"
 st=/proc/$W/status
 rf_log "descriptors: /dev/null for 0-2, the channel, rings, eventfds, its own files"
-NQ=$(rf_field pt queues)
-rf_assert_worker_fds "$W" "$NQ"
-rf_assert_worker_fds "$(rf_worker mem)" "$NQ"
+rf_assert_tenant_fds pt
+rf_assert_tenant_fds mem
 rf_log "credentials and capabilities, in every thread"
 # the queue threads start while the worker is root (a zero-copy queue takes
 # CAP_SYS_ADMIN in the thread that adds it): none may keep anything

@@ -36,7 +36,8 @@ upgrade() {
 	rc=$?
 }
 
-rf_policy up passthrough "$T/src" "restore_nodes = 1024"
+# the whole worker first (host_restart's run is the last)
+rf_policy up passthrough "$T/src" "restore_nodes = 1024" "host_restart = no"
 rf_policy plain passthrough "$T/src2" "restore_nodes = 0"
 rf_start up plain
 rf_client_start up
