@@ -283,6 +283,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	t->host_state = RF_HOST_SERVING;
 	t->host_loop = false;
 	t->host_killed = false;
+	t->hb_host_ended = false;
 	if (rf_proc_starttime(pid, &t->worker_start) < 0)
 		t->worker_start = 0;
 	rf_orphans_record(t->b);

@@ -18,29 +18,42 @@
 #include "msg.h"
 
 /*
+ * With host_restart a plugin host that holds a request too long, or leaves
+ * a PING unanswered, is the plugin's doing: the keeper is asked to end it
+ * (HOST_REPLACE) and settles what it held as for any host's death, the
+ * rings never closing. Not during an upgrade (whose own HOST_REPLACE it
+ * would be taken for), nor in the responder, nor twice in a row without
+ * the keeper reporting the death (the watchdog) or a PING answered since
+ * (the heartbeat): then it is the keeper that does not do its part, and
+ * it is killed whole. Returns whether the host is being ended.
+ */
+static bool end_host(struct rf_tenant *t)
+{
+	if (!t->pol.host_restart || t->responder || t->upg != RF_UPG_NONE || t->host_killed ||
+	    t->hb_host_ended || t->state != RF_TENANT_RUNNING ||
+	    rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) < 0)
+		return false;
+	t->host_killed = true;
+	return true;
+}
+
+/*
  * The watchdog: once a second, any request a worker has held longer than
  * its tenant's request_timeout gets that worker killed; the successor
  * answers the request EIO and serves on. The slot records are written by
  * the worker, found from the broker's own geometry, checked by pool_sane()
  * first, and only ever used to decide to kill that same worker.
- *
- * With host_restart it is the plugin host that holds a request: the
- * keeper is asked to end it (HOST_REPLACE) and settles what it held as
- * for any host's death, the rings never closing. A keeper that has not
- * reported that death by the next tick that finds a request still held is
- * killed whole. While no host serves (its successor due or starting) the
- * keeper holds requests by the broker's own doing: the start timer, not
- * the watchdog, judges then.
+ * With host_restart the plugin host alone is ended (end_host). While no
+ * host serves (its successor due or starting) the keeper holds requests
+ * by the broker's own doing: the start timer, not the watchdog, judges.
  */
 static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 {
 	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
-	bool host;
 	uint32_t i;
 
 	if (!limit || !t->pool || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
 		return;
-	host = t->pol.host_restart && !t->responder && t->upg == RF_UPG_NONE;
 	for (i = 0; i < t->geom.nslots; i++) {
 		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, i);
 		uint64_t since = __atomic_load_n(&ss->fetched_ns, __ATOMIC_RELAXED);
@@ -48,7 +61,7 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED ||
 		    ss->generation != t->generation || now_ns < since || now_ns - since <= limit)
 			continue;
-		if (host && t->host_killed) {
+		if (t->host_killed) {
 			log_warnx("%s: watchdog: worker %d did not end its plugin host; killing it",
 				  t->pol.name, (int)t->worker_pid);
 			rf_worker_sigkill(t);
@@ -59,10 +72,9 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 			 "%u s",
 			 (unsigned long long)ss->commit_id, ss->opcode, t->pol.request_timeout);
 		t->watchdog_kills++;
-		if (host && rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) == 0) {
+		if (end_host(t)) {
 			log_warnx("%s: %s; ending the plugin host of worker %d", t->pol.name,
 				  t->fail_reason, (int)t->worker_pid);
-			t->host_killed = true;
 			return;
 		}
 		log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
@@ -74,9 +86,11 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 
 /*
  * The heartbeat: the broker sends PING, the worker's main thread passes it
- * to every queue thread, and each copies it into its queue's stats in the
- * pool. A worker that leaves a PING unanswered for heartbeat_timeout is
- * killed like one the watchdog catches - unless the silent queue holds a
+ * to every queue thread (through its plugin host's queue threads, where
+ * it has one), and each copies it into its queue's stats in the pool. A
+ * worker that leaves a PING unanswered for heartbeat_timeout is killed
+ * like one the watchdog catches (with host_restart its plugin host first,
+ * end_host) - unless the silent queue holds a
  * request, for then it may be inside a slow plugin call and request_timeout
  * is the judge. The answers live in memory the worker writes: a worker can
  * fake them, which only spares itself, never harms another.
@@ -118,12 +132,20 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 			snprintf(t->fail_reason, sizeof(t->fail_reason),
 				 "heartbeat: queue %u did not answer for heartbeat_timeout = %u s",
 				 q, t->pol.heartbeat_timeout);
+			t->heartbeat_kills++;
+			if (end_host(t)) {
+				log_warnx("%s: %s; ending the plugin host of worker %d",
+					  t->pol.name, t->fail_reason, (int)t->worker_pid);
+				t->hb_host_ended = true;
+				t->hb_sent_seq = 0;
+				return;
+			}
 			log_warnx("%s: %s; killing worker %d", t->pol.name, t->fail_reason,
 				  (int)t->worker_pid);
-			t->heartbeat_kills++;
 			rf_worker_sigkill(t);
 			return;
 		}
+		t->hb_host_ended = false;
 		/* answered: the next PING after half the timeout */
 		if (now_ns - t->hb_sent_ns < limit / 2)
 			return;

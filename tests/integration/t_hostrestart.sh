@@ -6,7 +6,8 @@
 # of the plugin host under a client holding files open, then under fio's
 # verifying reads and two writers: no ECANCELED (the kernel's answer for
 # requests it hands a dead worker's ring), no ESTALE, no corrupt byte.
-# The watchdog ends a host that holds a request too long, not its keeper.
+# The watchdog ends a host that holds a request too long, and the
+# heartbeat one that answers no PING, not their keeper.
 # memfs keeps its tree; a plugin that dies at every getattr ends in the
 # EIO responder after crash_limit host deaths, each counted.
 . "$(dirname "$0")/lib.sh"
@@ -92,6 +93,44 @@ done
 n=$(grep -c "starting worker generation" "$T/broker.log")
 [ "$n" = 0 ] || rf_fail "$n new workers started; only a plugin host should have"
 rf_log "  the stuck lookup failed after $took s; keeper $W0 serves on with a new host"
+rf_stop
+
+rf_log "heartbeat_timeout: a frozen plugin host is ended alone, a frozen keeper whole"
+rf_policy_reset
+rf_policy hb "$BUILD/tests/plugins/hang.so" "" "host_restart = yes" "heartbeat_timeout = 2"
+rf_start hb
+W0=$(rf_worker hb)
+H0=$(rf_host "$W0")
+kill -STOP "$H0"
+start=$(date +%s)
+rf_wait_next_host hb "$W0" "$H0"
+took=$(($(date +%s) - start))
+kill -0 "$H0" 2>/dev/null && rf_fail "the frozen host $H0 is alive"
+grep -q "hb: heartbeat: queue [0-9]* did not answer for heartbeat_timeout = 2 s; ending the plugin host of worker $W0" \
+	"$T/broker.log" || rf_fail "the heartbeat did not end the plugin host"
+grep -q "hb: plugin host was killed by signal 9 (Killed) after: heartbeat: " "$T/broker.log" ||
+	rf_fail "the host's death is not told with the heartbeat's reason"
+for f in heartbeat_kills:1 crashes:1 outside_kills:0; do
+	[ "$(rf_field hb "${f%:*}")" = "${f#*:}" ] || rf_fail "${f%:*}=$(rf_field hb "${f%:*}"), not ${f#*:}"
+done
+# 2 s, a PING every second, the watchdog's tick, and a new host's start
+[ $took -le $((3 + 2 * RF_TIME_SCALE)) ] || rf_fail "a new host after $took s with heartbeat_timeout = 2"
+[ "$(rf_stat_errno "$T/hb.mnt")" = OK ] || rf_fail "the mount does not serve after the heartbeat"
+rf_log "  a new plugin host after $took s; keeper $W0 serves on"
+# the keeper is asked to end its host, which it cannot: the next PING
+# left unanswered kills it (or the first, when the new host had not
+# answered one yet: two host ends in a row are the keeper's failing)
+kill -STOP "$W0"
+rf_wait_successor hb "$W0"
+kill -0 "$W0" 2>/dev/null && rf_fail "the frozen keeper $W0 is alive"
+grep -q "hb: heartbeat: queue [0-9]* did not answer for heartbeat_timeout = 2 s; killing worker $W0" \
+	"$T/broker.log" || rf_fail "no heartbeat kill of the keeper in the log"
+n=$(rf_field hb heartbeat_kills)
+[ "$n" = 2 ] || [ "$n" = 3 ] || rf_fail "heartbeat_kills=$n, not 2 or 3"
+[ "$(rf_stat_errno "$T/hb.mnt")" = OK ] || rf_fail "the mount does not serve after the keeper's kill"
+pings="one PING"
+[ "$n" = 3 ] && pings="two PINGs"
+rf_log "  a frozen keeper: killed after $pings left unanswered, a new worker serves"
 rf_stop
 
 [ "${RF_IN_VM:-}" = 1 ] && exit 0
