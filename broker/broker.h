@@ -123,7 +123,7 @@ struct rf_tenant {
 		RF_HOST_STARTED
 	} host_state;
 	bool host_loop;
-	bool host_killed; /* the watchdog had the keeper end its host (watchdog.c) */
+	bool host_killed; /* asked the keeper to end its host (end_host, watchdog.c) */
 	bool hb_host_ended; /* the heartbeat did, and no PING was answered since */
 	/* upgrade.c: ringfencectl upgrade, from the kill of the old worker to
 	 * the new one's READY (or the old plugin's, rolled back) */

@@ -78,7 +78,7 @@ static const char *busy(const struct rf_broker *b, char *buf, size_t len)
 		else if (t->start_ev || t->state == RF_TENANT_STARTING)
 			what = "its worker is starting";
 		else if (t->host_killed)
-			what = "the watchdog is ending its plugin host";
+			what = "its plugin host is being ended";
 		for (q = 0; !what && t->kicks && q < t->geom.nqueues; q++)
 			if (t->kicks[q].pid > 0)
 				what = "a queue is being kicked";

@@ -43,7 +43,7 @@ enum rf_msg_type {
 	 * (with a plugin file: ringfencectl upgrade's, or its rollback's) */
 	RF_MSG_HOST_START = 11,
 	/* broker -> worker: end the plugin host (ringfencectl upgrade, the
-	 * watchdog) */
+	 * watchdog, the heartbeat) */
 	RF_MSG_HOST_REPLACE = 12,
 	RF_MSG_TYPE_MAX = 13,
 };

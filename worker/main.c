@@ -416,8 +416,8 @@ static void worker_dispatch(void)
 			continue;
 		}
 		if (m.hdr.type == RF_MSG_HOST_REPLACE && W.host_pid && W.cfg.host_restart) {
-			/* ringfencectl upgrade, the watchdog: the reaper
-			 * tells of its end */
+			/* ringfencectl upgrade, the watchdog, the
+			 * heartbeat: the reaper tells of its end */
 			if (atomic_load(&W.reported_seq) != atomic_load(&W.host_seq))
 				kill(W.host_pid, SIGKILL);
 			continue;

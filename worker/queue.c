@@ -941,9 +941,8 @@ void rf_queue_host_gone(struct rf_queue *q)
 			__atomic_fetch_add(&ctl->adopted_rerun, 1, __ATOMIC_RELAXED);
 			req->ss->reruns = 1;
 			req->host_park = true;
-			log_info("queue %u: the plugin host died holding request %llu (%s): the "
-				 "next "
-				 "host runs it again",
+			log_info("queue %u: the plugin host died holding request %llu (%s): "
+				 "the next host runs it again",
 				 q->qid, (unsigned long long)req->in.unique,
 				 rf_op_name(req->in.opcode));
 			continue;
