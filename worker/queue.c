@@ -39,52 +39,9 @@
 
 static __thread struct rf_queue *cur_queue;
 
-/*
- * Right before the kernel reads them, the reply headers of the commits
- * queued since the last submission are stamped again with their
- * commands' ids: plugin code that ran on this thread after a commit was
- * queued (the next request of a batch) may have written the header, and
- * a header whose id differs from its command's only by the interrupt bit
- * trips a kernel WARN (through /dev/fuse, leaves its request waiting for
- * good). No plugin code runs on this thread between this
- * and the system call; plugin code on another queue's thread still can
- * (the README's threat model).
- */
-void rf_queue_restamp(struct io_uring *ring)
-{
-	unsigned int shift = (ring->flags & IORING_SETUP_SQE128) ? 1 : 0, i;
-
-	for (i = ring->sq.sqe_head; i != ring->sq.sqe_tail; i++) {
-		struct io_uring_sqe *sqe = &ring->sq.sqes[(i & ring->sq.ring_mask) << shift];
-		const struct fuse_uring_cmd_req *cmd = rf_sqe_cmd(sqe);
-		struct rf_req *req;
-
-		if ((sqe->user_data & RF_TAG_MASK) == RF_TAG_CWRITE) {
-			/* a classic reply: the kernel finds its request by the
-			 * header's id alone, and takes an odd one for an
-			 * INTERRUPT's answer, leaving the request waiting */
-			((struct fuse_out_header *)(uintptr_t)sqe->addr)->unique &= ~1ULL;
-			continue;
-		}
-		if (sqe->opcode != IORING_OP_URING_CMD ||
-		    sqe->cmd_op != FUSE_IO_URING_CMD_COMMIT_AND_FETCH ||
-		    (sqe->user_data & RF_TAG_MASK) != RF_TAG_CMD)
-			continue;
-		req = (struct rf_req *)(uintptr_t)(sqe->user_data & ~(uint64_t)RF_TAG_MASK);
-		/* an adoption's slot may hold what an inherited entry fetched
-		 * meanwhile (rescue.c): its header is the kernel's then */
-		if (req->adopting || req->adopt_stale)
-			continue;
-		((struct fuse_out_header *)(void *)((struct fuse_uring_req_header *)(void *)req->hdr)
-			 ->in_out)
-			->unique = cmd->commit_id;
-	}
-}
-
 static int submit(struct rf_queue *q)
 {
 	rf_chan_flush(q);
-	rf_queue_restamp(&q->ring);
 	return io_uring_submit(&q->ring);
 }
 
@@ -1121,7 +1078,6 @@ static int submit_and_wait(struct rf_queue *q)
 		release = false;
 	}
 	rf_chan_flush(q);
-	rf_queue_restamp(&q->ring);
 	if (!wait)
 		return io_uring_submit_and_wait(&q->ring, 1);
 	ts.tv_sec = (long long)(wait / 1000000000ULL);

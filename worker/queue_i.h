@@ -88,9 +88,6 @@ static inline bool rf_request_id(uint64_t id)
 	return id && !(id & 1);
 }
 
-/* Stamp the reply headers of the commits queued on @ring and not yet
- * submitted with their commands' ids (queue.c says why). */
-void rf_queue_restamp(struct io_uring *ring);
 /* The completion of an adopting commit; false if it is none of rescue's. */
 bool rf_adopt_done(struct rf_req *req, int res);
 void rf_register_or_reserve(struct rf_req *req);
