@@ -157,7 +157,7 @@ UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/idmap.o $(LIB)
 UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
 # rescue.o takes the rest of the queue with it (adoption and probes use the ring)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \
-	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/host.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o \
+	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/backing.o $(BUILD)/obj/worker/host.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o \
 	$(RESTORE_OBJ) $(LIB)
 UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
 

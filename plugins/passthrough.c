@@ -843,7 +843,9 @@ static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 		rf_reply_err(req, err);
 		return;
 	}
-	rf_reply_open(req, (uint64_t)fd, open_flags(req, flags)); /* FD_IO: pt_read, pt_write */
+	/* the framework moves its data (but zero-copied: pt_read, pt_write) */
+	rf_req_backing(req, fd);
+	rf_reply_open(req, (uint64_t)fd, open_flags(req, flags));
 }
 
 static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mode_t mode, int flags)
@@ -881,6 +883,7 @@ static void pt_create(struct rf_req *req, uint64_t parent, const char *name, mod
 		rf_reply_err(req, err);
 		return;
 	}
+	rf_req_backing(req, fd);
 	rf_reply_create(req, &e, (uint64_t)fd, open_flags(req, flags));
 }
 

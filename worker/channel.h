@@ -44,6 +44,9 @@ enum rf_chan_kind {
 #define RF_CHF_FIXED (1u << 2) /* by READ_FIXED / WRITE_FIXED on the host's ring */
 #define RF_CHF_FD_READ (1u << 3) /* zero copy: read len bytes at a from the file */
 #define RF_CHF_FD_WRITE (1u << 4) /* zero copy: write the request's data at a */
+/* an open or create answered: the file that came with it backs the
+ * handle in the reply, and the keeper serves its data (backing.c) */
+#define RF_CHF_BACKING (1u << 5)
 
 /* RF_CH_COUNT indexes */
 enum {

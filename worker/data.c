@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * Zero-copied file data, in the keeper (host.c says why there, and moves
- * all other file data itself). The host passes the plugin's file with its
- * answer; it is installed in its entry's data slot of the FUSE ring and
- * the bytes move with READ_FIXED / WRITE_FIXED between the file and the
- * client's own pages, which the kernel registered for the request in the
- * entry's buffer slot: no byte passes through the pool. Memory file
- * systems (tmpfs, ramfs) are probed here for the host, which moves their
- * small transfers by pread/pwrite.
+ * The file data the keeper moves itself (the host moves the rest, with
+ * the ring of its own host.c describes):
+ *
+ * - zero-copied data: the host passes the plugin's file with its answer;
+ *   it is installed in its entry's data slot of the FUSE ring and the
+ *   bytes move with READ_FIXED / WRITE_FIXED between the file and the
+ *   client's own pages, which the kernel registered for the request in
+ *   the entry's buffer slot: no byte passes through the pool;
+ * - a backing file's data (backing.c): between the file and the
+ *   request's payload, with no word from the host at all.
+ *
+ * Memory file systems (tmpfs, ramfs) are probed here once, for both
+ * processes: their transfers move by pread/pwrite.
  */
 #include <errno.h>
 #include <linux/magic.h>
@@ -106,10 +111,124 @@ void rf_data_start(struct rf_req *req)
 	post_data(req);
 }
 
+/*
+ * A backing file's READ or WRITE (backing.c), between its file and the
+ * request's payload, in the keeper: by pread/pwrite on memory file
+ * systems, as the host moves their data; elsewhere by a fixed-buffer op
+ * on the FUSE ring, from the file installed in the entry's data slot.
+ * The file is the table's (counted for this transfer), never closed here.
+ */
+static void kept_post(struct rf_req *req)
+{
+	struct io_uring_sqe *sqe = rf_queue_sqe(req->q);
+	char *buf = req->payload + req->done;
+	uint32_t n = req->len - req->done;
+	uint64_t off = req->off + req->done;
+	int slot = (int)(RF_FILE_SLOT_DATA + req->idx);
+
+	if (req->fd_op == RF_FDOP_READ)
+		io_uring_prep_read_fixed(sqe, slot, buf, n, off, RF_BUF_INDEX_POOL);
+	else
+		io_uring_prep_write_fixed(sqe, slot, buf, n, off, RF_BUF_INDEX_POOL);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	rf_sqe_tag(sqe, req, RF_TAG_DATA);
+	req->state = RQ_DATA;
+}
+
+static void kept_end(struct rf_req *req)
+{
+	rf_data_end(req);
+	rf_backing_put(req);
+	req->fd = -1;
+	rf_queue_commit(req);
+}
+
+static void kept_count(struct rf_req *req, uint32_t n)
+{
+	struct rf_queue_stats *st = req->q->stats;
+
+	if (req->inline_io) {
+		st->inline_ops++;
+		st->inline_bytes += n;
+	} else if (req->fd_op == RF_FDOP_READ) {
+		st->read_fixed_ops++;
+		st->read_fixed_bytes += n;
+	} else {
+		st->write_fixed_ops++;
+		st->write_fixed_bytes += n;
+	}
+	req->done += n;
+}
+
+/* A fixed-buffer op of a backing file's transfer completed. */
+static void kept_moved(struct rf_req *req, int res)
+{
+	if (res <= 0) {
+		if (res < 0 && req->done == 0)
+			req->error = -res < 512 ? -res : EIO;
+		kept_end(req);
+		return;
+	}
+	kept_count(req, (uint32_t)res);
+	if (req->done < req->len)
+		kept_post(req); /* short transfer: carry on */
+	else
+		kept_end(req);
+}
+
+void rf_data_kept_start(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA + req->idx,
+					    .fds = (uint64_t)(uintptr_t)&req->fd };
+	int r;
+
+	req->done = 0;
+	/* (make bench's unsafe modes: as the host moves data in them) */
+	req->inline_io = q->w->memory_source ||
+			 (q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD));
+	if (req->len == 0) {
+		kept_end(req);
+		return;
+	}
+	if (req->inline_io) {
+		/* whole, or to the end of the file */
+		while (req->done < req->len) {
+			char *buf = req->payload + req->done;
+			uint32_t n = req->len - req->done;
+			off_t off = (off_t)(req->off + req->done);
+			ssize_t s = req->fd_op == RF_FDOP_READ ? pread(req->fd, buf, n, off)
+							       : pwrite(req->fd, buf, n, off);
+
+			if (s <= 0) {
+				if (s < 0 && req->done == 0)
+					req->error = errno < 512 ? errno : EIO;
+				break;
+			}
+			kept_count(req, (uint32_t)s);
+		}
+		kept_end(req);
+		return;
+	}
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	if (r < 0) {
+		req->error = EIO;
+		log_warnx("queue %u: install a backing file: %s", q->qid, strerror(-r));
+		kept_end(req);
+		return;
+	}
+	q->files_held = true;
+	kept_post(req);
+}
+
 void rf_data_done(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
 
+	if (req->backing_ref >= 0) {
+		kept_moved(req, res);
+		return;
+	}
 	if (res > 0) {
 		if (req->fd_op == RF_FDOP_READ) {
 			q->stats->read_fixed_ops++;

@@ -389,10 +389,58 @@ struct rf_chan_rec *rf_chan_next(struct rf_queue *q)
 	return r;
 }
 
+/* @r with the file @fd, as a message of its own (SCM_RIGHTS), after what
+ * was queued before it, so that the keeper reads in order; false if @fd
+ * is no descriptor (the record did not go). */
+static bool send_with_file(struct rf_queue *q, const struct rf_chan_rec *r, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t s;
+
+	rf_chan_flush(q);
+	memset(&c, 0, sizeof(c));
+	m.msg_control = c.buf;
+	m.msg_controllen = sizeof(c.buf);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	do
+		s = sendmsg(q->chan_fd, &m, MSG_NOSIGNAL);
+	while (s < 0 && errno == EINTR);
+	if (s < 0 && errno == EBADF)
+		return false;
+	if (s < 0)
+		_exit(1); /* the keeper is gone */
+	return true;
+}
+
+/* The answer's record; an open or create that names a backing file
+ * (rf_req_backing) carries the file, which the keeper then serves. */
 static void reply_rec(struct rf_req *req)
 {
-	struct rf_chan_rec *r = rf_chan_next(req->q);
+	struct rf_chan_rec *r, br;
 
+	if (req->backing_fd >= 0 && !req->error) {
+		br = (struct rf_chan_rec){
+			.kind = RF_CH_REPLY,
+			.idx = req->idx,
+			.len = req->reply_len,
+			.flags = RF_CHF_BACKING,
+		};
+		req->state = RQ_IDLE;
+		if (send_with_file(req->q, &br, req->backing_fd))
+			return;
+		req->state = RQ_PLUGIN; /* no file: the plain answer */
+	}
+	r = rf_chan_next(req->q);
 	r->kind = RF_CH_REPLY;
 	r->idx = req->idx;
 	r->error = req->error;
@@ -413,40 +461,16 @@ static void pass_file(struct rf_req *req)
 		.len = req->len,
 		.a = req->off,
 	};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct iovec iov = { .iov_base = &r, .iov_len = sizeof(r) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-	ssize_t s;
 
-	/* what went before it first, so that the keeper reads in order */
-	rf_chan_flush(req->q);
-	memset(&c, 0, sizeof(c));
-	m.msg_control = c.buf;
-	m.msg_controllen = sizeof(c.buf);
-	cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &req->fd, sizeof(int));
 	req->state = RQ_IDLE;
-	do
-		s = sendmsg(req->q->chan_fd, &m, MSG_NOSIGNAL);
-	while (s < 0 && errno == EINTR);
-	if (s < 0 && errno == EBADF) {
+	if (!send_with_file(req->q, &r, req->fd)) {
 		/* the plugin's descriptor was no file: the request fails */
 		struct rf_chan_rec *e = rf_chan_next(req->q);
 
 		e->kind = RF_CH_REPLY;
 		e->idx = req->idx;
 		e->error = EBADF;
-		return;
 	}
-	if (s < 0)
-		_exit(1);
 }
 
 static void data_done(struct rf_req *req, int res);

@@ -237,6 +237,8 @@ static void setup_queues(void)
 			if ((W.cfg.bench & RF_BENCH_PRIVATE_PAYLOAD) && !qu->qpool && !req->classic)
 				req->payload = private_payload(req->payload_cap);
 			req->fd = -1;
+			req->backing_fd = -1;
+			req->backing_ref = -1;
 			req->ss = rf_pool_slot_state(W.pool, &W.geom, slot);
 		}
 	}
@@ -702,6 +704,8 @@ int main(int argc, char **argv)
 	prepare_queues();
 	sandbox = !(W.cfg.bench & RF_BENCH_NO_SANDBOX);
 	enter_sandbox_root(sandbox);
+	/* for the keeper's own transfers too (backing files) */
+	rf_data_probe_source(&W);
 	if (!W.cfg.responder)
 		start_host(plugin_fd, sc_policy, sandbox);
 	if (!W.cfg.host_restart || W.cfg.responder) {

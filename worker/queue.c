@@ -370,6 +370,11 @@ static void forward(struct rf_req *req)
 		rf_dispatch(req);
 		return;
 	}
+	/* a backing file's data: the keeper's own (backing.c) */
+	if (rf_backing_serve(req))
+		return;
+	if (req->in.opcode == FUSE_RELEASE)
+		rf_backing_release(((const struct fuse_release_in *)(const void *)req->arg0)->fh);
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
 	to_host(req);
@@ -650,6 +655,25 @@ static int chan_file(struct rf_queue *q)
 	return fd;
 }
 
+/* An open or create answered with a backing file (rf_req_backing): it
+ * serves the handle the reply gives the kernel, as the keeper commits it. */
+static void take_backing(struct rf_queue *q, struct rf_req *req, int *fd)
+{
+	uint32_t at = req->in.opcode == FUSE_CREATE ? sizeof(struct fuse_entry_out) : 0;
+	struct fuse_open_out o;
+
+	if ((req->in.opcode != FUSE_OPEN && req->in.opcode != FUSE_CREATE) ||
+	    req->reply_len < at + sizeof(o) || !req->payload) {
+		log_warnx("queue %u: the plugin host passed a backing file with %s, no open or "
+			  "create; ignored",
+			  q->qid, rf_op_name(req->in.opcode));
+		return;
+	}
+	memcpy(&o, req->payload + at, sizeof(o));
+	if (rf_backing_add(q, o.fh, *fd))
+		*fd = -1;
+}
+
 /* The host's answer to the request in a slot, held to the keeper's own
  * record of it: a slot that waits for no answer, an error the kernel
  * would refuse, a body longer than the request may carry or where it has
@@ -702,6 +726,8 @@ static void host_replied(struct rf_queue *q, const struct rf_chan_rec *r, int *f
 			req->reply_len = r->len;
 		}
 	}
+	if ((r->flags & RF_CHF_BACKING) && *fd >= 0 && !fdio && !req->error)
+		take_backing(q, req, fd);
 	/* how the host moved the data, for the statistics */
 	if (r->moved && r->moved <= req->payload_cap) {
 		if (r->flags & RF_CHF_INLINE) {

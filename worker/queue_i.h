@@ -104,6 +104,8 @@ void rf_probe_done(struct rf_queue *q, uint64_t id, int res);
  * (queue.c: park_forget_reader) */
 #define RF_FORGET_REST_MS 10
 void rf_data_start(struct rf_req *req);
+/* a backing file's transfer, in the keeper (backing.c) */
+void rf_data_kept_start(struct rf_req *req);
 void rf_data_done(struct rf_req *req, int res);
 /* A transfer of req->done bytes is over: the reply it makes (a READ's
  * length, a WRITE's fuse_write_out), for the keeper and the host alike */

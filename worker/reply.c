@@ -23,7 +23,18 @@ void rf_req_reset(struct rf_req *req)
 	req->off = 0;
 	req->len = 0;
 	req->done = 0;
+	req->backing_fd = -1;
 	atomic_store(&req->interrupted, 0);
+}
+
+void rf_req_backing(struct rf_req *req, int fd)
+{
+	if (req->replied || req->state != RQ_PLUGIN ||
+	    (req->in.opcode != FUSE_OPEN && req->in.opcode != FUSE_CREATE) || fd < 0) {
+		log_warnx("plugin named a backing file outside an open or create; ignored");
+		return;
+	}
+	req->backing_fd = fd;
 }
 
 void rf_log(const char *fmt, ...)

@@ -91,6 +91,10 @@ struct rf_req {
 	/* host: how its data moved (RF_CHF_INLINE, RF_CHF_FIXED) and how much */
 	uint8_t done_flags;
 	uint32_t moved;
+	/* host: the file an open or create reply names (rf_req_backing), or
+	 * -1; keeper: the backing file this transfer uses (backing.c), or -1 */
+	int backing_fd;
+	int32_t backing_ref;
 
 	struct rf_req *mbox_next;
 };
@@ -351,5 +355,17 @@ static inline uint64_t rf_gen_tag(uint32_t generation)
 
 /* reply.c */
 void rf_req_reset(struct rf_req *req);
+
+/* backing.c, in the keeper: files whose data the keeper moves itself
+ * (its comment says why). rf_backing_add takes @fd for handle @fh (true)
+ * or leaves it to the caller (false: no regular file, the handle taken,
+ * the table full); rf_backing_serve answers @req itself if it is a READ
+ * or WRITE of such a file (true); rf_backing_put lets go of its file;
+ * rf_backing_release forgets a handle the kernel released. */
+#define RF_BACKING_MAX 16384
+bool rf_backing_add(struct rf_queue *q, uint64_t fh, int fd);
+bool rf_backing_serve(struct rf_req *req);
+void rf_backing_put(struct rf_req *req);
+void rf_backing_release(uint64_t fh);
 
 #endif /* RINGFENCE_WORKER_H */

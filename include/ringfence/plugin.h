@@ -302,6 +302,19 @@ void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh,
 		     uint32_t open_flags);
 void rf_reply_attr(struct rf_req *req, const struct stat *st, double timeout);
 void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags);
+/* Before rf_reply_open() or rf_reply_create() of a regular file: the
+ * framework moves the file's data itself, between @fd and the client's
+ * requests, and the plugin's read and write are not called for it (but
+ * for a write that must clear the set-user-ID and set-group-ID bits,
+ * which still is). It is what a plugin that answers every read with
+ * rf_reply_data_fd(@fd, off, size) and every write with
+ * rf_reply_write_fd(@fd, off) would do, without the plugin's part of
+ * each request: for a mount served over FUSE io-uring, half the context
+ * switches of every transfer. @fd stays the plugin's: keep it open until
+ * the release; the framework holds its own copy until then. Where the
+ * kernel zero-copies the file's data (RF_OPEN_FD_IO, Linux 7.3), read
+ * and write are called as before. */
+void rf_req_backing(struct rf_req *req, int fd);
 void rf_reply_readlink(struct rf_req *req, const char *target);
 void rf_reply_statfs(struct rf_req *req, const struct statvfs *st);
 /* Bytes from memory: read data, getxattr value, listxattr list. */

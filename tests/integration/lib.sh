@@ -280,8 +280,9 @@ rf_host() {
 # Assert that worker $1 (of a mount with $2 queues) and its plugin host
 # hold exactly the descriptors the design gives them: 0-2 on /dev/null, the
 # broker channel (3), one ring, one wake-up eventfd and one channel between
-# the two per queue; the keeper's rings from 4 on, and only the host files
-# of its own source (/source in its root). With a third argument,
+# the two per queue; the keeper's rings from 4 on, and only files of its
+# own source (/source in its root): the host's, and the backing files
+# the keeper serves while clients hold them open. With a third argument,
 # host_restart, the keeper also keeps what it starts the next host with
 # and takes back from a dead one: the host's rings, wake-up eventfds and
 # ends of the channels, the source, the plugin's file, the pool read-only.
@@ -335,6 +336,7 @@ rf_assert_process_fds() {
 			rings=$((rings + 1)) ;;
 		*:anon_inode:\[eventfd\]) evs=$((evs + 1)) ;;
 		host:*:/source | host:*:/source/*) ;;
+		keeper*:*:/source/*) ;; # a backing file (worker/backing.c), while open
 		keeper+:*:/source | keeper+:*:*.so | keeper+:*:/memfd:ringfence-pool*) ;;
 		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac

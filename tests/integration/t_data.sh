@@ -61,6 +61,28 @@ for i in range(5000):
 os.rmdir(d)
 EOP
 
+rf_log "an open file's data with the plugin host stopped: the keeper serves it (backing files)"
+head -c $((1 << 20)) /dev/urandom >"$M/bk" || rf_fail "write bk"
+H=$(rf_host "$(rf_worker pt)")
+python3 - "$M/bk" "$H" <<'EOP' || rf_fail "an open file's data did not move with the plugin host stopped"
+import mmap, os, signal, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_DIRECT)
+buf = mmap.mmap(-1, 65536)
+host = int(sys.argv[2])
+signal.alarm(10)
+os.kill(host, signal.SIGSTOP)
+try:
+    got = os.preadv(fd, [buf], 65536)
+    put = os.pwritev(fd, [buf], 0)
+finally:
+    os.kill(host, signal.SIGCONT)
+os.close(fd)
+sys.exit(0 if got == put == 65536 else 1)
+EOP
+cmp -s <(head -c 65536 "$S/bk") <(tail -c +65537 "$S/bk" | head -c 65536) ||
+	rf_fail "the keeper's write of bk is not in the backing file"
+rm -f "$M/bk"
+
 rf_log "counters"
 rb=$(rf_field pt read_fixed_bytes) wb=$(rf_field pt write_fixed_bytes)
 [ "$wb" -ge $((256 << 20)) ] || rf_fail "only $wb bytes went through WRITE_FIXED"

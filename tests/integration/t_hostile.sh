@@ -84,6 +84,20 @@ case ",$opts," in *,nosuid,*nodev,* | *,nodev,*nosuid,*) ;; *) rf_fail "mount op
 [ "$(rf_field h state)" = running ] || rf_fail "hostile worker died from refused attacks"
 rf_bystander_ok refused
 
+# backing files (rf_req_backing, worker/backing.c): the keeper serves the
+# data of a file the plugin names, from that file; what is no regular
+# file it refuses, and the plugin answers
+rf_log "backing files: a directory refused, a file served by the keeper"
+got=$(timeout 10 dd if="$T/h.mnt/dirbacked" bs=16 count=1 status=none) ||
+	rf_fail "read of a file backed by a directory failed"
+[ "$got" = "plugin's bytes." ] || rf_fail "a file backed by a directory read '$got'"
+grep -q "h: worker: queue [0-9]*: the plugin named a backing file for handle .* that is no regular file" \
+	"$T/broker.log" || rf_fail "no word of the refused backing file"
+got=$(timeout 10 dd if="$T/h.mnt/backed" bs=16 count=1 status=none) ||
+	rf_fail "read of a backed file failed"
+[ "$got" = "backing file..." ] || rf_fail "a backed file read '$got', not its backing file's bytes"
+rf_log "  a directory -> refused, the plugin's bytes; a file -> its own bytes"
+
 # zero copy (Linux 7.3): "zcfile" is opened RF_OPEN_FD_IO, so its reads come
 # with the client's pages in the entry's buffer slot (hostile.c, zc_attack)
 if [ "$(rf_field h zero_copy)" = on ]; then

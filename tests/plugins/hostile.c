@@ -536,6 +536,8 @@ static void attrs(uint64_t ino, struct stat *st)
 	} else if (ino == 102) {
 		st->st_mode = S_IFREG | 0644;
 		st->st_size = 2 * ZC_READ;
+	} else if (ino == 105 || ino == 106) { /* dirbacked, backed */
+		st->st_mode = S_IFREG | 0644;
 	} else {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
@@ -837,6 +839,10 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 			reply_entry(req, 103);
 		else if (!strcmp(name, "nuldir")) /* lists a name with a NUL in it */
 			reply_entry(req, 104);
+		else if (!strcmp(name, "dirbacked")) /* a directory as its backing file */
+			reply_entry(req, 105);
+		else if (!strcmp(name, "backed")) /* a real backing file */
+			reply_entry(req, 106);
 		else
 			rf_reply_err(req, ENOENT);
 		return;
@@ -938,9 +944,37 @@ static void h_getattr(struct rf_req *req, uint64_t ino, uint64_t fh)
 	rf_reply_attr(req, &st, 0);
 }
 
+/*
+ * Backing files (rf_req_backing): "dirbacked" names a directory, which
+ * the keeper must refuse (its reads then come here: the plugin's bytes);
+ * "backed" names the source's file "bkdata", which holds other bytes than
+ * the plugin's read answers: a client that reads those has been served
+ * by the keeper.
+ */
+static const char plugin_bytes[16] = "plugin's bytes.\n";
+
 static void h_open(struct rf_req *req, uint64_t ino, int flags)
 {
+	static const char backing_bytes[16] = "backing file...\n";
+	int fd = -1;
+
 	(void)flags;
+	if (ino == 105)
+		fd = openat(source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ino == 106) {
+		fd = openat(source_fd, "bkdata", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0 && pwrite(fd, backing_bytes, sizeof(backing_bytes), 0) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if ((ino == 105 || ino == 106) && fd < 0) {
+		rf_reply_err(req, errno);
+		return;
+	}
+	/* (the descriptor is leaked: a test plugin's few opens) */
+	if (fd >= 0)
+		rf_req_backing(req, fd);
 	rf_reply_open(req, ino, ino == 102 ? RF_OPEN_FD_IO | RF_OPEN_DIRECT_IO : 0);
 }
 
@@ -949,7 +983,12 @@ static void h_read(struct rf_req *req, uint64_t ino, uint64_t fh, off_t off, siz
 	static const char junk[ZC_READ];
 
 	(void)fh;
-	if (ino != 102 || off >= 2 * ZC_READ)
+	if ((ino == 105 || ino == 106) && off < (off_t)sizeof(plugin_bytes))
+		rf_reply_data(req, plugin_bytes + off,
+			      size < sizeof(plugin_bytes) - (size_t)off
+				      ? size
+				      : sizeof(plugin_bytes) - (size_t)off);
+	else if (ino != 102 || off >= 2 * ZC_READ)
 		rf_reply_data(req, NULL, 0);
 	else if (off < ZC_READ)
 		rf_reply_data(req, junk, size < sizeof(junk) ? size : sizeof(junk));

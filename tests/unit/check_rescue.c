@@ -6,6 +6,7 @@
  */
 #include "check_main.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -702,6 +703,133 @@ START_TEST(test_host_death_takes_back_what_it_never_read)
 }
 END_TEST
 
+/* ---- backing files (worker/backing.c): the keeper serves their data ---- */
+
+/* the host's record @r with the file @fd, as one message */
+static void from_host_with_file(const struct rf_chan_rec *r, int fd)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)(void *)q.rx_cmsg.buf;
+
+	memcpy(q.rx, r, sizeof(*r));
+	memset(&q.rx_cmsg, 0, sizeof(q.rx_cmsg));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	rf_queue_host_message(&q, (int)sizeof(*r));
+}
+
+/* a regular file holding "backing bytes" */
+static int backing_file(void)
+{
+	char path[] = "/tmp/check_rescue.XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(pwrite(fd, "backing bytes", 13, 0), 13);
+	return fd;
+}
+
+/* slot @e holds a READ (or WRITE of @len bytes) of handle @fh */
+static void data_request(uint32_t e, uint64_t id, uint32_t op, uint64_t fh, uint32_t len)
+{
+	struct fuse_read_in ri = { .fh = fh, .offset = 0, .size = len };
+	struct fuse_write_in wi = { .fh = fh, .offset = 0, .size = len };
+
+	with_host(e, id, op);
+	if (op == FUSE_READ)
+		memcpy(hdrs[e].op_in, &ri, sizeof(ri));
+	else
+		memcpy(hdrs[e].op_in, &wi, sizeof(wi));
+	reqs[e].rest = reqs[e].payload;
+	reqs[e].rest_len = op == FUSE_WRITE ? len : 0;
+	reqs[e].backing_ref = -1;
+}
+
+/* an open answered with a backing file for handle 0x77 */
+static void open_backed(int fd)
+{
+	struct fuse_open_out o = { .fh = 0x77 };
+	struct rf_chan_rec r = {
+		.kind = RF_CH_REPLY, .idx = 0, .len = sizeof(o), .flags = RF_CHF_BACKING
+	};
+
+	with_host(0, 500, FUSE_OPEN);
+	memcpy(reqs[0].payload, &o, sizeof(o));
+	from_host_with_file(&r, fd);
+	ck_assert_int_eq(answer_in(0).error, 0);
+	ck_assert_uint_eq(answer_in(0).len, sizeof(struct fuse_out_header) + sizeof(o));
+}
+
+START_TEST(test_backing_file_serves_its_handle)
+{
+	int fd = backing_file();
+
+	w.memory_source = true; /* by pread/pwrite, on this thread */
+	open_backed(fd);
+	data_request(1, 502, FUSE_READ, 0x77, 64);
+	ck_assert(rf_backing_serve(&reqs[1]));
+	ck_assert_int_eq(answer_in(1).error, 0);
+	ck_assert_uint_eq(answer_in(1).unique, 502);
+	ck_assert_uint_eq(answer_in(1).len, sizeof(struct fuse_out_header) + 13);
+	ck_assert_int_eq(memcmp(reqs[1].payload, "backing bytes", 13), 0);
+	/* a write of the handle lands in the file, and is counted */
+	data_request(2, 504, FUSE_WRITE, 0x77, 7);
+	memcpy(reqs[2].payload, "written", 7);
+	ck_assert(rf_backing_serve(&reqs[2]));
+	ck_assert_int_eq(answer_in(2).error, 0);
+	ck_assert_uint_eq(((const struct fuse_write_out *)(void *)reqs[2].payload)->size, 7);
+	ck_assert_uint_eq(q.stats->inline_bytes, 13 + 7);
+	/* other handles, and this one once released, are the plugin's */
+	data_request(3, 506, FUSE_READ, 0x78, 64);
+	ck_assert(!rf_backing_serve(&reqs[3]));
+	rf_backing_release(0x77);
+	data_request(3, 508, FUSE_READ, 0x77, 64);
+	ck_assert(!rf_backing_serve(&reqs[3]));
+	ck_assert_int_eq(reqs[3].state, RQ_PLUGIN);
+}
+END_TEST
+
+START_TEST(test_backing_file_that_must_clear_suid_is_the_plugins)
+{
+	struct fuse_write_in wi = { .fh = 0x77, .size = 7, .write_flags = FUSE_WRITE_KILL_SUIDGID };
+
+	w.memory_source = true;
+	open_backed(backing_file());
+	data_request(1, 502, FUSE_WRITE, 0x77, 7);
+	memcpy(hdrs[1].op_in, &wi, sizeof(wi));
+	ck_assert(!rf_backing_serve(&reqs[1]));
+}
+END_TEST
+
+START_TEST(test_backing_file_that_is_no_regular_file_is_refused)
+{
+	int dir = open("/", O_RDONLY | O_DIRECTORY);
+
+	ck_assert_int_ge(dir, 0);
+	open_backed(dir);
+	ck_assert_ptr_nonnull(strstr(last_line, "no regular file"));
+	data_request(1, 502, FUSE_READ, 0x77, 64);
+	ck_assert(!rf_backing_serve(&reqs[1]));
+}
+END_TEST
+
+START_TEST(test_backing_file_with_no_open_is_ignored)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_REPLY, .idx = 0, .len = 16, .flags = RF_CHF_BACKING };
+	struct fuse_open_out o = { .fh = 0x77 };
+
+	with_host(0, 600, FUSE_GETATTR);
+	memcpy(reqs[0].payload, &o, sizeof(o));
+	from_host_with_file(&r, backing_file());
+	ck_assert_ptr_nonnull(strstr(last_line, "no open or create"));
+	ck_assert_int_eq(answer_in(0).error, 0); /* the answer itself stands */
+	data_request(1, 602, FUSE_READ, 0x77, 64);
+	ck_assert(!rf_backing_serve(&reqs[1]));
+}
+END_TEST
+
 static Suite *rescue_suite(void)
 {
 	Suite *s = suite_create("rescue");
@@ -739,6 +867,10 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_host_death_settles_what_it_held);
 	tcase_add_test(tc, test_requests_wait_while_no_host);
 	tcase_add_test(tc, test_host_death_takes_back_what_it_never_read);
+	tcase_add_test(tc, test_backing_file_serves_its_handle);
+	tcase_add_test(tc, test_backing_file_that_must_clear_suid_is_the_plugins);
+	tcase_add_test(tc, test_backing_file_that_is_no_regular_file_is_refused);
+	tcase_add_test(tc, test_backing_file_with_no_open_is_ignored);
 	suite_add_tcase(s, tc);
 	return s;
 }
