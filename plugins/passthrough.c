@@ -843,7 +843,7 @@ static void pt_open(struct rf_req *req, uint64_t ino, int flags)
 		rf_reply_err(req, err);
 		return;
 	}
-	/* the framework moves its data (but zero-copied: pt_read, pt_write) */
+	/* the framework moves its data (but a write that clears suid: pt_write) */
 	rf_req_backing(req, fd);
 	rf_reply_open(req, (uint64_t)fd, open_flags(req, flags));
 }

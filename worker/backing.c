@@ -6,9 +6,8 @@
  * A plugin that serves a file's bytes straight from a file of its own
  * (passthrough does) names that file once, with its open or create reply;
  * the host passes it to the keeper with the reply's record, and from then
- * on the keeper answers the file's READs and WRITEs itself, by pread and
- * pwrite on memory file systems and by READ_FIXED / WRITE_FIXED on its
- * ring elsewhere, without handing them to the host: a request then costs
+ * on the keeper answers the file's READs and WRITEs itself (data.c says
+ * how), without handing them to the host: a request then costs
  * the client and the keeper two context switches, as in a one-process
  * server, instead of four. Until the kernel RELEASEs the handle, which
  * reaches the host as before.
@@ -191,7 +190,7 @@ bool rf_backing_serve(struct rf_req *req)
 	int32_t ref;
 	int fd;
 
-	if (req->zc || (req->in.opcode != FUSE_READ && req->in.opcode != FUSE_WRITE))
+	if (req->in.opcode != FUSE_READ && req->in.opcode != FUSE_WRITE)
 		return false;
 	/* a write that must clear the set-user-ID and set-group-ID bits is
 	 * the plugin's (it keeps the file's owners and modes) */

@@ -114,22 +114,26 @@ void rf_data_start(struct rf_req *req)
 /*
  * A backing file's READ or WRITE (backing.c), between its file and the
  * request's payload, in the keeper: by pread/pwrite on memory file
- * systems, as the host moves their data; elsewhere by a fixed-buffer op
- * on the FUSE ring, from the file installed in the entry's data slot.
+ * systems, as the host moves their data; elsewhere, and whenever the data
+ * is zero-copied (in the client's pages, this entry's buffer slot), by a
+ * fixed-buffer op on the FUSE ring, from the file installed in the
+ * entry's data slot.
  * The file is the table's (counted for this transfer), never closed here.
  */
 static void kept_post(struct rf_req *req)
 {
 	struct io_uring_sqe *sqe = rf_queue_sqe(req->q);
-	char *buf = req->payload + req->done;
+	/* zero-copied: the client's pages, this entry's buffer, from 0 */
+	char *buf = req->zc ? (char *)(uintptr_t)req->done : req->payload + req->done;
+	int index = req->zc ? RF_BUF_INDEX_ZC + (int)req->idx : RF_BUF_INDEX_POOL;
 	uint32_t n = req->len - req->done;
 	uint64_t off = req->off + req->done;
 	int slot = (int)(RF_FILE_SLOT_DATA + req->idx);
 
 	if (req->fd_op == RF_FDOP_READ)
-		io_uring_prep_read_fixed(sqe, slot, buf, n, off, RF_BUF_INDEX_POOL);
+		io_uring_prep_read_fixed(sqe, slot, buf, n, off, index);
 	else
-		io_uring_prep_write_fixed(sqe, slot, buf, n, off, RF_BUF_INDEX_POOL);
+		io_uring_prep_write_fixed(sqe, slot, buf, n, off, index);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	rf_sqe_tag(sqe, req, RF_TAG_DATA);
 	req->state = RQ_DATA;
@@ -157,12 +161,45 @@ static void kept_count(struct rf_req *req, uint32_t n)
 		st->write_fixed_ops++;
 		st->write_fixed_bytes += n;
 	}
+	if (req->zc) {
+		st->zero_copy_ops++;
+		st->zero_copy_bytes += n;
+	}
 	req->done += n;
 }
 
-/* A fixed-buffer op of a backing file's transfer completed. */
+/* The rest of a transfer by pread/pwrite on this thread: whole, or to the
+ * end of the file. */
+static void kept_inline(struct rf_req *req)
+{
+	req->inline_io = true;
+	while (req->done < req->len) {
+		char *buf = req->payload + req->done;
+		uint32_t n = req->len - req->done;
+		off_t off = (off_t)(req->off + req->done);
+		ssize_t s = req->fd_op == RF_FDOP_READ ? pread(req->fd, buf, n, off)
+						       : pwrite(req->fd, buf, n, off);
+
+		if (s <= 0) {
+			if (s < 0 && req->done == 0)
+				req->error = errno < 512 ? errno : EIO;
+			break;
+		}
+		kept_count(req, (uint32_t)s);
+	}
+	kept_end(req);
+}
+
+/* A fixed-buffer op of a backing file's transfer completed. One the ring
+ * cancelled goes on by pread/pwrite: io_uring cancels an op it cannot
+ * give a kernel worker thread, and the tenant's pids limit (which the
+ * plugin's own threads count against) can leave it none. */
 static void kept_moved(struct rf_req *req, int res)
 {
+	if ((res == -ECANCELED || res == -EAGAIN) && !req->zc) {
+		kept_inline(req);
+		return;
+	}
 	if (res <= 0) {
 		if (res < 0 && req->done == 0)
 			req->error = -res < 512 ? -res : EIO;
@@ -185,29 +222,15 @@ void rf_data_kept_start(struct rf_req *req)
 
 	req->done = 0;
 	/* (make bench's unsafe modes: as the host moves data in them) */
-	req->inline_io = q->w->memory_source ||
-			 (q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD));
+	req->inline_io = !req->zc &&
+			 (q->w->memory_source ||
+			  (q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD)));
 	if (req->len == 0) {
 		kept_end(req);
 		return;
 	}
 	if (req->inline_io) {
-		/* whole, or to the end of the file */
-		while (req->done < req->len) {
-			char *buf = req->payload + req->done;
-			uint32_t n = req->len - req->done;
-			off_t off = (off_t)(req->off + req->done);
-			ssize_t s = req->fd_op == RF_FDOP_READ ? pread(req->fd, buf, n, off)
-							       : pwrite(req->fd, buf, n, off);
-
-			if (s <= 0) {
-				if (s < 0 && req->done == 0)
-					req->error = errno < 512 ? errno : EIO;
-				break;
-			}
-			kept_count(req, (uint32_t)s);
-		}
-		kept_end(req);
+		kept_inline(req);
 		return;
 	}
 	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);

@@ -311,9 +311,9 @@ void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags);
  * rf_reply_write_fd(@fd, off) would do, without the plugin's part of
  * each request: for a mount served over FUSE io-uring, half the context
  * switches of every transfer. @fd stays the plugin's: keep it open until
- * the release; the framework holds its own copy until then. Where the
- * kernel zero-copies the file's data (RF_OPEN_FD_IO, Linux 7.3), read
- * and write are called as before. */
+ * the release; the framework holds its own copy until then. With
+ * RF_OPEN_FD_IO as well, the data is zero-copied where the kernel offers
+ * it (Linux 7.3), by the framework alone too. */
 void rf_req_backing(struct rf_req *req, int fd);
 void rf_reply_readlink(struct rf_req *req, const char *target);
 void rf_reply_statfs(struct rf_req *req, const struct statvfs *st);
