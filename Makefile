@@ -158,7 +158,8 @@ UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/r
 # rescue.o takes the rest of the queue with it (adoption and probes use the ring)
 UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \
 	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/backing.o $(BUILD)/obj/worker/host.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o \
-	$(RESTORE_OBJ) $(LIB)
+	$(BUILD)/obj/worker/channel.o $(BUILD)/obj/worker/title.o $(RESTORE_OBJ) $(LIB)
+UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
 UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o

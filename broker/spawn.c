@@ -77,10 +77,11 @@ void rf_worker_kill(struct rf_tenant *t, const char *why)
 }
 
 /* Runs in the child between fork and exec: only async-signal-safe calls. */
-static void child_exec(const char *path, int ipc_fd, const int *ring_fds, uint32_t nrings,
-		       const struct rf_cgroup *cg)
+static void child_exec(const char *path, char *title, int ipc_fd, const int *ring_fds,
+		       uint32_t nrings, const struct rf_cgroup *cg)
 {
-	char *const argv[] = { (char *)"ringfence-worker", (char *)"--ipc-fd", (char *)"3", NULL };
+	/* argv[0] is the keeper's title in ps (worker/title.c) */
+	char *const argv[] = { title, (char *)"--ipc-fd", (char *)"3", NULL };
 	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
 	int high[1 + 4096];
 	sigset_t none;
@@ -203,9 +204,11 @@ int rf_worker_spawn(struct rf_tenant *t)
 	unsigned int cleared;
 	struct io_uring_params *params;
 	int *ring_fds, *clones = NULL;
+	char title[32 + RF_POLICY_NAME_MAX];
 	int sv[2], r;
 	pid_t pid;
 
+	snprintf(title, sizeof(title), "ringfence-worker: keeper %s", t->pol.name);
 	/* whatever the last worker wrote in the header, this one reads ours;
 	 * and it answers only for what it writes itself */
 	rf_pool_write_header(t);
@@ -273,7 +276,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 		goto close_rings;
 	}
 	if (pid == 0)
-		child_exec(t->b->worker_path, sv[1], ring_fds, nq, &t->cg);
+		child_exec(t->b->worker_path, title, sv[1], ring_fds, nq, &t->cg);
 	close(sv[1]);
 	/* the broker never waits on a worker: a worker that stops reading
 	 * makes a send fail (EAGAIN), not the event loop stall */

@@ -4,11 +4,19 @@
  * two): the keeper, which holds the rings and the pool's records, and the
  * plugin host, which runs the plugin. One SOCK_SEQPACKET pair per queue;
  * each message is a whole number of fixed-size records, and a reply that
- * hands the keeper a file (a zero-copied READ or WRITE) carries it as
- * SCM_RIGHTS in a message of its own.
+ * hands the keeper a file (a zero-copied READ or WRITE, a backing file)
+ * carries it as SCM_RIGHTS in a message of its own.
  *
- * The keeper treats every record it reads as hostile: the slot index is
- * bounded by its own queue, the reply by its own record of the request.
+ * A channel has two phases. In INIT the host's plugin initialises (and
+ * restores what earlier workers recorded): the host may only count what
+ * it restored (on queue 0) and say READY, which is each host queue
+ * thread's first record on its own channel and moves that channel to
+ * SERVE. In SERVE the keeper hands over requests and PINGs and the host
+ * answers them. What each side may send in which phase is one table
+ * (channel.c, rf_chan_check); the keeper checks every record it reads
+ * against it, and a record out of it ends the host. The keeper treats
+ * what a record says as hostile too: the slot index is bounded by its
+ * own queue, the reply by its own record of the request.
  */
 #ifndef RINGFENCE_CHANNEL_H
 #define RINGFENCE_CHANNEL_H
@@ -33,7 +41,18 @@ enum rf_chan_kind {
 	RF_CH_DONE = 17, /* slot idx's NOREPLY was told */
 	RF_CH_PONG = 18, /* a: the PING answered */
 	RF_CH_COUNT = 19, /* counters for the pool's statistics (idx: which) */
-	RF_CH_READY = 20, /* on queue 0: the plugin is initialised, the host serves */
+	RF_CH_READY = 20, /* this host queue thread serves (queue 0's: the plugin is initialised) */
+	RF_CH_KINDS
+};
+
+enum rf_chan_phase {
+	RF_CHP_INIT = 1,
+	RF_CHP_SERVE = 2,
+};
+
+enum rf_chan_side {
+	RF_CHAN_KEEPER = 1,
+	RF_CHAN_HOST = 2,
 };
 
 /* RF_CH_REQ flags */
@@ -81,6 +100,26 @@ static inline ssize_t rf_chan_send(int fd, const struct rf_chan_rec *r, uint32_t
 
 	return sendmsg(fd, &m, flags | MSG_NOSIGNAL);
 }
+
+/* 0 if record @r may come from @from on queue @qid's channel in @phase;
+ * else -EPROTO, and why in @why. Pure. */
+int rf_chan_check(enum rf_chan_side from, enum rf_chan_phase phase, uint32_t qid,
+		  const struct rf_chan_rec *r, char *why, size_t len);
+/* The phase a channel is in after record @kind (checked) in @phase. */
+enum rf_chan_phase rf_chan_after(enum rf_chan_phase phase, uint8_t kind);
+const char *rf_chan_kind_name(uint8_t kind);
+
+struct rf_queue;
+/* The next record to send on @q's channel (zeroed; a full batch goes
+ * first), and sending what is queued as one message. A send that fails
+ * is the process's to answer (rf_side.chan_broken). */
+struct rf_chan_rec *rf_chan_next(struct rf_queue *q);
+void rf_chan_flush(struct rf_queue *q);
+/* @r with the file @fd, as a message of its own (SCM_RIGHTS), after what
+ * was queued before it, so that the other side reads in order: 0, or
+ * -EBADF if @fd is no descriptor (the record did not go), or -EPIPE (the
+ * channel failed, and chan_broken was told). */
+int rf_chan_send_file(struct rf_queue *q, const struct rf_chan_rec *r, int fd);
 
 /* The host's counters, from any of its threads, on queue 0's channel @fd
  * (a message is taken whole: no lock) */

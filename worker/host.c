@@ -47,16 +47,10 @@
 
 #include "log.h"
 #include "queue_i.h"
+#include "title.h"
 #include "uring_uapi.h"
 
 static __thread struct rf_queue *host_queue;
-
-/* What a host ring completion is for (user_data's low bits). */
-enum {
-	H_TAG_CHAN = 1,
-	H_TAG_WAKE = 2,
-	H_TAG_DATA = 3,
-};
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -173,6 +167,7 @@ int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 			return -errno;
 		}
 		qu->chan_fd = sv[0];
+		qu->chan_phase = RF_CHP_INIT;
 		qu->host_chan_fd = sv[1];
 		r = host_wake(qu);
 		if (r < 0) {
@@ -291,8 +286,9 @@ int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len)
 	uint32_t q;
 	int r;
 
-	w->host = true;
-	w->hgen = (uint64_t)(uint16_t)w->cfg.generation << RF_CHAN_GEN_SHIFT;
+	w->side = &rf_host_side;
+	rf_title_set(w->side->name, w->cfg.name);
+	w->hgen = (uint16_t)w->cfg.generation;
 	for (q = 0; q < w->nqueues; q++) {
 		struct rf_queue *qu = &w->queues[q];
 
@@ -349,79 +345,6 @@ int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len)
 
 /* ---- serving ---- */
 
-static void chan_send(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n)
-{
-	ssize_t s;
-
-	do
-		s = rf_chan_send(q->chan_fd, r, n, 0);
-	while (s < 0 && errno == EINTR);
-	if (s >= 0)
-		return;
-	if (q->w->host)
-		/* the keeper is gone: so are we (it was PID 1) */
-		_exit(1);
-	if (atomic_load(&q->w->stop))
-		return;
-	/* a message is taken whole or not at all: what is in it never
-	 * reached a host (host_restart: the next gets it) */
-	if (q->w->cfg.host_restart)
-		rf_queue_host_unsent(q, r, n);
-	rf_host_down(q, "does not take its requests");
-}
-
-void rf_chan_flush(struct rf_queue *q)
-{
-	if (q->ntx) {
-		chan_send(q, q->tx, q->ntx);
-		q->ntx = 0;
-	}
-}
-
-struct rf_chan_rec *rf_chan_next(struct rf_queue *q)
-{
-	struct rf_chan_rec *r;
-
-	if (q->ntx == RF_CHAN_BATCH)
-		rf_chan_flush(q);
-	r = &q->tx[q->ntx++];
-	memset(r, 0, sizeof(*r));
-	return r;
-}
-
-/* @r with the file @fd, as a message of its own (SCM_RIGHTS), after what
- * was queued before it, so that the keeper reads in order; false if @fd
- * is no descriptor (the record did not go). */
-static bool send_with_file(struct rf_queue *q, const struct rf_chan_rec *r, int fd)
-{
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
-	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-	ssize_t s;
-
-	rf_chan_flush(q);
-	memset(&c, 0, sizeof(c));
-	m.msg_control = c.buf;
-	m.msg_controllen = sizeof(c.buf);
-	cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	do
-		s = sendmsg(q->chan_fd, &m, MSG_NOSIGNAL);
-	while (s < 0 && errno == EINTR);
-	if (s < 0 && errno == EBADF)
-		return false;
-	if (s < 0)
-		_exit(1); /* the keeper is gone */
-	return true;
-}
-
 /* The answer's record; an open or create that names a backing file
  * (rf_req_backing) carries the file, which the keeper then serves. */
 static void reply_rec(struct rf_req *req)
@@ -436,7 +359,7 @@ static void reply_rec(struct rf_req *req)
 			.flags = RF_CHF_BACKING,
 		};
 		req->state = RQ_IDLE;
-		if (send_with_file(req->q, &br, req->backing_fd))
+		if (rf_chan_send_file(req->q, &br, req->backing_fd) != -EBADF)
 			return;
 		req->state = RQ_PLUGIN; /* no file: the plain answer */
 	}
@@ -463,7 +386,7 @@ static void pass_file(struct rf_req *req)
 	};
 
 	req->state = RQ_IDLE;
-	if (!send_with_file(req->q, &r, req->fd)) {
+	if (rf_chan_send_file(req->q, &r, req->fd) == -EBADF) {
 		/* the plugin's descriptor was no file: the request fails */
 		struct rf_chan_rec *e = rf_chan_next(req->q);
 
@@ -510,7 +433,7 @@ static void post_data(struct rf_req *req)
 		io_uring_prep_read_fixed(sqe, req->fd, buf, n, off, host_buf(req));
 	else
 		io_uring_prep_write_fixed(sqe, req->fd, buf, n, off, host_buf(req));
-	sqe->user_data = (uint64_t)(uintptr_t)req | H_TAG_DATA | req->q->w->hgen;
+	rf_sqe_tag_gen(sqe, req, RF_TAG_DATA, req->q->w->hgen);
 	req->state = RQ_DATA;
 }
 
@@ -562,7 +485,7 @@ static void host_complete(struct rf_req *req)
 	reply_rec(req);
 }
 
-void rf_host_finish(struct rf_req *req)
+static void host_finish(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
 
@@ -572,6 +495,28 @@ void rf_host_finish(struct rf_req *req)
 	}
 	rf_mbox_put(req, q->hevfd);
 }
+
+/* the keeper is gone: so are we (it was PID 1) */
+static void host_chan_broken(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n)
+{
+	(void)q;
+	(void)r;
+	(void)n;
+	_exit(1);
+}
+
+/* the statistics are read-only here: the keeper counts */
+static void host_count(struct rf_worker *w, uint32_t which, uint64_t a, uint32_t len, int32_t error)
+{
+	rf_chan_count(w->queues[0].chan_fd, which, a, len, error);
+}
+
+const struct rf_side rf_host_side = {
+	.name = "host",
+	.finish = host_finish,
+	.chan_broken = host_chan_broken,
+	.count = host_count,
+};
 
 /* A request from the keeper: set the slot up as the keeper found it. */
 static void serve_req(struct rf_queue *q, struct rf_req *req, const struct rf_chan_rec *r)
@@ -618,7 +563,7 @@ static void post_chan_read(struct rf_queue *q)
 	struct io_uring_sqe *sqe = host_sqe(q);
 
 	io_uring_prep_read(sqe, q->chan_fd, q->rx, sizeof(q->rx), 0);
-	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_CHAN | q->w->hgen;
+	rf_sqe_tag_gen(sqe, q->rx, RF_TAG_WAKE, q->w->hgen);
 }
 
 static void post_wake_read(struct rf_queue *q)
@@ -626,7 +571,7 @@ static void post_wake_read(struct rf_queue *q)
 	struct io_uring_sqe *sqe = host_sqe(q);
 
 	io_uring_prep_read(sqe, q->hevfd, &q->hev_buf, sizeof(q->hev_buf), 0);
-	sqe->user_data = (uint64_t)(uintptr_t)q | H_TAG_WAKE | q->w->hgen;
+	rf_sqe_tag_gen(sqe, q, RF_TAG_WAKE, q->w->hgen);
 }
 
 /* A message from the keeper; false once it says STOP (or is gone). */
@@ -641,7 +586,12 @@ static bool chan_done(struct rf_queue *q, int res)
 		const struct rf_chan_rec *r = &q->rx[i];
 		struct rf_req *req = r->idx < q->nreqs ? &q->reqs[r->idx] : NULL;
 		struct rf_chan_rec *p;
+		char why[80];
 
+		if (rf_chan_check(RF_CHAN_KEEPER, RF_CHP_SERVE, q->qid, r, why, sizeof(why)) < 0) {
+			log_warnx("host queue %u: the keeper %s; ignored", q->qid, why);
+			continue;
+		}
 		switch (r->kind) {
 		case RF_CH_REQ:
 			if (req)
@@ -688,6 +638,8 @@ static void *host_queue_main(void *arg)
 	q->tid = (pid_t)syscall(SYS_gettid);
 	/* next to its keeper thread, on the CPU the queue's requests come from */
 	rf_queue_pin(q);
+	/* the channel's first record: this thread serves (channel.h) */
+	rf_chan_next(q)->kind = RF_CH_READY;
 	post_chan_read(q);
 	post_wake_read(q);
 	while (on) {
@@ -699,21 +651,19 @@ static void *host_queue_main(void *arg)
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("host queue %u: io_uring_enter: %s", q->qid, strerror(-r));
 		io_uring_for_each_cqe (&q->hring, head, cqe) {
-			void *p = (void *)(uintptr_t)(cqe->user_data & RF_CHAN_PTR_MASK &
-						      ~(uint64_t)7);
+			void *p = rf_cqe_ptr(cqe);
 
 			n++;
-			if ((cqe->user_data & ~RF_CHAN_PTR_MASK) != q->w->hgen)
+			if (rf_cqe_gen(cqe) != q->w->hgen)
 				continue; /* a dead host's, on the same ring */
-			switch (cqe->user_data & 7) {
-			case H_TAG_CHAN:
-				if (!chan_done(q, cqe->res))
+			switch (rf_cqe_tag(cqe)) {
+			case RF_TAG_WAKE:
+				if (p != (void *)q->rx)
+					drain_mbox(q);
+				else if (!chan_done(q, cqe->res))
 					on = false;
 				break;
-			case H_TAG_WAKE:
-				drain_mbox(q);
-				break;
-			case H_TAG_DATA:
+			case RF_TAG_DATA:
 				data_done(p, cqe->res);
 				break;
 			default:
@@ -732,12 +682,10 @@ static void *host_queue_main(void *arg)
 
 int rf_host_serve(struct rf_worker *w)
 {
-	struct rf_chan_rec ready = { .kind = RF_CH_READY };
 	uint32_t q;
 	int r;
 
-	/* the plugin is initialised: the keeper may tell the broker */
-	chan_send(&w->queues[0], &ready, 1);
+	/* the plugin is initialised: each queue thread says READY */
 	for (q = 0; q < w->nqueues; q++) {
 		struct rf_queue *qu = &w->queues[q];
 

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "seccomp_policy.h"
+#include "title.h"
 #include "worker.h"
 
 /* descriptors a worker may hold: pool, rings, plugin files (passthrough
@@ -670,6 +671,8 @@ int main(int argc, char **argv)
 	W.ipc_fd = -1;
 	W.pool_ro_fd = -1;
 	W.plugin_fd = -1;
+	W.side = &rf_keeper_side;
+	rf_title_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -694,6 +697,7 @@ int main(int argc, char **argv)
 	log_set_sink(ipc_log_sink);
 
 	plugin_fd = start_up(&sc_policy);
+	rf_title_set(W.side->name, W.cfg.name);
 	if (!W.cfg.responder) {
 		char why[200];
 		int err = rf_host_prepare(&W, why, sizeof(why));

@@ -251,12 +251,13 @@ static void complete(struct rf_req *req)
 
 void rf_req_finish(struct rf_req *req)
 {
+	req->q->w->side->finish(req);
+}
+
+static void keeper_finish(struct rf_req *req)
+{
 	struct rf_queue *q = req->q;
 
-	if (q->w->host) {
-		rf_host_finish(req);
-		return;
-	}
 	if (cur_queue == q) {
 		complete(req);
 		return;
@@ -637,8 +638,7 @@ static void post_chan_recv(struct rf_queue *q)
 	io_uring_prep_recvmsg(sqe, RF_FILE_SLOT_CHAN, &q->rx_msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	q->chan_armed = true;
-	rf_sqe_tag(sqe, q->rx, RF_TAG_WAKE);
-	sqe->user_data |= (uint64_t)q->chan_gen << RF_CHAN_GEN_SHIFT;
+	rf_sqe_tag_gen(sqe, q->rx, RF_TAG_WAKE, q->chan_gen);
 }
 
 /* The file a message carried, or -1 (read from the control buffer as
@@ -760,18 +760,40 @@ static void host_told(struct rf_queue *q, const struct rf_chan_rec *r)
 		post_classic_read(req);
 }
 
-static void host_counted(struct rf_queue *q, const struct rf_chan_rec *r)
+/* A counter for the pool's statistics, the keeper's own or a COUNT of
+ * its host's (on queue 0, rf_chan_check says). */
+static void keeper_count(struct rf_worker *w, uint32_t which, uint64_t a, uint32_t len,
+			 int32_t error)
 {
-	struct rf_queue_stats *st = q->stats;
+	struct rf_queue_stats *st = w->queues[0].stats;
 
-	if (r->idx == RF_CNT_RESTORED) {
-		st->restored_nodes += r->a;
-		st->restored_files += r->len;
-		st->restore_failed += (uint32_t)r->error;
-	} else if (r->idx == RF_CNT_RESTORE_FULL) {
-		st->restore_full += r->a;
+	if (which == RF_CNT_RESTORED) {
+		__atomic_add_fetch(&st->restored_nodes, a, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&st->restored_files, len, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&st->restore_failed, (uint32_t)error, __ATOMIC_RELAXED);
+	} else if (which == RF_CNT_RESTORE_FULL) {
+		__atomic_add_fetch(&st->restore_full, a, __ATOMIC_RELAXED);
 	}
 }
+
+/* The host took none of @n records: a message is taken whole or not at
+ * all, so what is in it never reached a host (host_restart: the next
+ * gets it), and this one is ended (unless the keeper is stopping). */
+static void keeper_chan_broken(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n)
+{
+	if (atomic_load(&q->w->stop))
+		return;
+	if (q->w->cfg.host_restart)
+		rf_queue_host_unsent(q, r, n);
+	rf_host_down(q, "does not take its requests");
+}
+
+const struct rf_side rf_keeper_side = {
+	.name = "keeper",
+	.finish = keeper_finish,
+	.chan_broken = keeper_chan_broken,
+	.count = keeper_count,
+};
 
 /* A message from the host: its records, in order. */
 void rf_queue_host_message(struct rf_queue *q, int res)
@@ -796,7 +818,15 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 	n = (uint32_t)res / sizeof(q->rx[0]);
 	for (i = 0; i < n; i++) {
 		const struct rf_chan_rec *r = &q->rx[i];
+		char why[80];
 
+		if (rf_chan_check(RF_CHAN_HOST, q->chan_phase, q->qid, r, why, sizeof(why)) < 0) {
+			if (fd >= 0)
+				close(fd);
+			rf_host_down(q, why);
+			return;
+		}
+		q->chan_phase = rf_chan_after(q->chan_phase, r->kind);
 		switch (r->kind) {
 		case RF_CH_REPLY:
 			host_replied(q, r, &fd);
@@ -809,18 +839,18 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 			__atomic_store_n(&q->stats->heartbeat, r->a, __ATOMIC_RELAXED);
 			break;
 		case RF_CH_COUNT:
-			host_counted(q, r);
+			keeper_count(w, r->idx, r->a, r->len, r->error);
 			break;
 		case RF_CH_READY:
+			if (q->qid != 0)
+				break;
 			if (atomic_load(&w->host_seq) > 1) {
 				/* a host started after a death: the keeper has
 				 * been serving all along; the broker learns */
 				struct rf_msg_ready rd = { .transport = atomic_load(&w->transport),
 							   .nqueues = w->nqueues };
 
-				if (q->qid == 0)
-					rf_msg_send(w->ipc_fd, RF_MSG_READY, 0, &rd, sizeof(rd),
-						    NULL, 0);
+				rf_msg_send(w->ipc_fd, RF_MSG_READY, 0, &rd, sizeof(rd), NULL, 0);
 				break;
 			}
 			pthread_mutex_lock(&w->start_lock);
@@ -828,9 +858,7 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 			pthread_cond_broadcast(&w->start_cond);
 			pthread_mutex_unlock(&w->start_lock);
 			break;
-		default:
-			log_warnx("queue %u: the plugin host sent record kind %u; ignored", q->qid,
-				  r->kind);
+		default: /* none other passes rf_chan_check */
 			break;
 		}
 	}
@@ -972,6 +1000,7 @@ static void host_renew(struct rf_queue *q)
 	if (r < 0)
 		fatalx("queue %u: install the new plugin host's channel: %s", q->qid, strerror(-r));
 	q->chan_gen++;
+	q->chan_phase = RF_CHP_INIT;
 	q->host_seq = atomic_load(&w->host_seq);
 	q->host_down = false;
 	q->host_noticed = false;
@@ -1020,9 +1049,9 @@ static void handle_cqe(struct rf_queue *q, const struct io_uring_cqe *cqe)
 		cwrite_done(req, cqe->res);
 		return;
 	case RF_TAG_WAKE:
-		if ((void *)((uintptr_t)req & RF_CHAN_PTR_MASK) != (void *)q->rx) {
+		if (req != (void *)q->rx) {
 			wake_done(q);
-		} else if ((uint16_t)(cqe->user_data >> RF_CHAN_GEN_SHIFT) == q->chan_gen) {
+		} else if (rf_cqe_gen(cqe) == q->chan_gen) {
 			q->chan_armed = false;
 			rf_queue_host_message(q, cqe->res);
 		} else if (cqe->res > 0) {

@@ -10,52 +10,8 @@
 #ifndef RINGFENCE_QUEUE_I_H
 #define RINGFENCE_QUEUE_I_H
 
+#include "ring_tag.h"
 #include "worker.h"
-
-/* What a completion is for: the low 3 bits of its SQE's user_data; the
- * rest is the request (or queue) it belongs to, or a probe's id. */
-enum rf_tag {
-	RF_TAG_CMD = 1, /* FUSE REGISTER / COMMIT_AND_FETCH */
-	RF_TAG_DATA = 2, /* READ_FIXED / WRITE_FIXED */
-	RF_TAG_CREAD = 3, /* classic READ of /dev/fuse */
-	RF_TAG_CWRITE = 4, /* classic reply WRITE */
-	RF_TAG_WAKE = 5, /* eventfd read */
-	RF_TAG_PROBE = 6, /* COMMIT_AND_FETCH for a lost request */
-	RF_TAG_SETUP = 7, /* ADD_QUEUE / ADD_BUFPOOL, waited for at start */
-};
-/* the channel's RECVMSG also carries its channel's generation in the top
- * 16 bits (user addresses stay below 2^48) */
-#define RF_CHAN_GEN_SHIFT 48
-#define RF_CHAN_PTR_MASK ((1ULL << RF_CHAN_GEN_SHIFT) - 1)
-#define RF_TAG_BITS 3
-#define RF_TAG_MASK ((1u << RF_TAG_BITS) - 1)
-
-static inline void rf_sqe_tag(struct io_uring_sqe *sqe, const void *p, enum rf_tag tag)
-{
-	sqe->user_data = (uint64_t)(uintptr_t)p | tag;
-}
-
-/* a probe carries its id, which must stay below 2^61 (rescue.c takes ids
- * below 2^60 only) */
-static inline void rf_sqe_tag_probe(struct io_uring_sqe *sqe, uint64_t id)
-{
-	sqe->user_data = id << RF_TAG_BITS | RF_TAG_PROBE;
-}
-
-static inline enum rf_tag rf_cqe_tag(const struct io_uring_cqe *cqe)
-{
-	return (enum rf_tag)(cqe->user_data & RF_TAG_MASK);
-}
-
-static inline void *rf_cqe_ptr(const struct io_uring_cqe *cqe)
-{
-	return (void *)(uintptr_t)(cqe->user_data & ~(uint64_t)RF_TAG_MASK);
-}
-
-static inline uint64_t rf_cqe_probe_id(const struct io_uring_cqe *cqe)
-{
-	return cqe->user_data >> RF_TAG_BITS;
-}
 
 /* queue.c */
 struct io_uring_sqe *rf_queue_sqe(struct rf_queue *q);
@@ -110,12 +66,6 @@ void rf_data_done(struct rf_req *req, int res);
 /* A transfer of req->done bytes is over: the reply it makes (a READ's
  * length, a WRITE's fuse_write_out), for the keeper and the host alike */
 void rf_data_end(struct rf_req *req);
-/* host.c, for both processes: the next record to send on the queue's
- * channel (zeroed; a full batch goes first), and sending what is queued as
- * one message. A channel that fails ends the host; in the keeper, it
- * ends the worker with the host's status (unless stopping). */
-struct rf_chan_rec *rf_chan_next(struct rf_queue *q);
-void rf_chan_flush(struct rf_queue *q);
 bool rf_data_in_flight(const struct rf_queue *q);
 void rf_data_release(struct rf_queue *q);
 

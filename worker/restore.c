@@ -86,19 +86,11 @@ static bool name_ok(const char *name, size_t len)
 	       !(len == 1 && name[0] == '.') && !(len == 2 && name[0] == '.' && name[1] == '.');
 }
 
-static struct rf_queue_stats *stats(struct rf_restore *rs)
-{
-	return rs->w->queues[0].stats;
-}
-
-/* A record the table has no room for: not restorable, said once. In the
- * plugin host, the keeper counts (the statistics are read-only here). */
+/* A record the table has no room for: not restorable, said once (counted
+ * by the keeper: rf_side.count). */
 static void full(struct rf_restore *rs, const char *what)
 {
-	if (rs->w->host)
-		rf_chan_count(rs->w->queues[0].chan_fd, RF_CNT_RESTORE_FULL, 1, 0, 0);
-	else
-		__atomic_add_fetch(&stats(rs)->restore_full, 1, __ATOMIC_RELAXED);
+	rs->w->side->count(rs->w, RF_CNT_RESTORE_FULL, 1, 0, 0);
 	if (!atomic_exchange(&rs->warned_full, true))
 		log_warnx("restore table full (restore_nodes = %u): %s past it will not survive "
 			  "the worker",
@@ -649,14 +641,8 @@ int rf_restore_start(struct rf_worker *w, char *why, size_t len)
 	}
 	for (i = 0; i < fw.ndrop; i++)
 		rf_nodetab_del(&rs->files, fw.drop[i]);
-	if (rs->w->host) {
-		rf_chan_count(rs->w->queues[0].chan_fd, RF_CNT_RESTORED, nodes_done, fw.done,
-			      (int32_t)(nodes_failed + fw.failed));
-	} else {
-		stats(rs)->restored_nodes += nodes_done;
-		stats(rs)->restored_files += fw.done;
-		stats(rs)->restore_failed += nodes_failed + fw.failed;
-	}
+	rs->w->side->count(rs->w, RF_CNT_RESTORED, nodes_done, fw.done,
+			   (int32_t)(nodes_failed + fw.failed));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (wk.n || fw.done || fw.failed)
 		log_info("restored %u node ids and %u open files of earlier workers in %.1f ms; "

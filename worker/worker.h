@@ -140,6 +140,7 @@ struct rf_queue {
 	/* the channel between keeper and host (channel.h): this process's
 	 * end; records to send at the next flush */
 	int chan_fd;
+	enum rf_chan_phase chan_phase; /* keeper: of the host's records */
 	struct rf_chan_rec tx[RF_CHAN_BATCH];
 	uint32_t ntx;
 	/* keeper: the channel's posted RECVMSG; host: its READ */
@@ -222,9 +223,9 @@ struct rf_worker {
 	pthread_cond_t start_cond;
 	uint32_t prepared; /* queue threads done with their trusted start-up */
 	bool serving; /* the main thread let them register and serve */
-	/* two processes (host.c): this one runs the plugin; the other, the
-	 * keeper's, is the one the broker started */
-	bool host;
+	/* which of the two processes (host.c) this is: the keeper, which
+	 * the broker started, or the plugin host */
+	const struct rf_side *side;
 	pid_t host_pid; /* keeper: the host's, 0 with no host (the EIO responder) */
 	bool host_ready; /* keeper: the host said it serves (under start_lock) */
 	int pool_ro_fd; /* the pool, read-only: the host maps its records so */
@@ -239,7 +240,7 @@ struct rf_worker {
 	atomic_uint host_seq;
 	atomic_uint reported_seq;
 	pid_t reap_pid; /* the host the reaper is to wait for (start_lock) */
-	uint64_t hgen;
+	uint16_t hgen;
 };
 
 /* queue.c: start every queue's thread and wait until each has enabled its
@@ -250,6 +251,24 @@ struct rf_worker {
  * has); wake a queue (from any thread); and, called by the reply
  * functions once a reply is complete, hand it to its queue. */
 int rf_queues_prepare(struct rf_worker *w, char *why, size_t len);
+
+/* What differs between the worker's two processes, for the code both run
+ * (the plugin's replies, the channel, the restore's counters): the
+ * keeper's (queue.c) or the plugin host's (host.c), set once as each
+ * starts. */
+struct rf_side {
+	const char *name; /* in ps: "keeper", "host" */
+	/* a reply the plugin made, from any thread */
+	void (*finish)(struct rf_req *req);
+	/* the channel took none of the @n records @r: the other side is
+	 * gone, or no longer reads */
+	void (*chan_broken)(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n);
+	/* a counter of the pool's statistics (RF_CNT_*, channel.h) */
+	void (*count)(struct rf_worker *w, uint32_t which, uint64_t a, uint32_t len, int32_t error);
+};
+extern const struct rf_side rf_keeper_side;
+extern const struct rf_side rf_host_side;
+
 void rf_queues_serve(struct rf_worker *w);
 void rf_queue_wake(struct rf_queue *q);
 void rf_req_finish(struct rf_req *req);
@@ -257,14 +276,13 @@ void rf_req_finish(struct rf_req *req);
  * the host's channels and rings (0, or -errno with what in @why); after
  * it, each process lets go of the other's parts; the host maps the
  * pool's records read-only. Then the host serves (returns when the keeper
- * says STOP) and replies from any host thread (rf_host_finish). In the keeper: the host is
+ * says STOP) and replies from any host thread (rf_host_side). In the keeper: the host is
  * waited for at start, told PING and STOP, reaped; and a host that died
  * ends the keeper with its status (rf_host_lost does not return). */
 int rf_host_prepare(struct rf_worker *w, char *why, size_t len);
 void rf_host_forked_keeper(struct rf_worker *w);
 int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len);
 int rf_host_serve(struct rf_worker *w);
-void rf_host_finish(struct rf_req *req);
 void rf_host_wait_ready(struct rf_worker *w);
 void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
 void rf_host_reap(struct rf_worker *w);

@@ -11,6 +11,17 @@ echo data >"$T/pt.mnt/file"
 W=$(rf_worker pt)
 rf_assert_worker_fenced "$W"
 st=/proc/$W/status
+rf_log "ps tells the keeper from the plugin host"
+H=$(rf_host "$W")
+[ -n "$H" ] || rf_fail "the worker has no plugin host"
+for p in "keeper $W" "host $H"; do
+	set -- $p
+	[ "$(tr '\0' ' ' <"/proc/$2/cmdline" | sed 's/ *$//')" = "ringfence-worker: $1 pt" ] ||
+		rf_fail "$1 $2: cmdline is '$(tr '\0' ' ' <"/proc/$2/cmdline")'"
+	[ "$(cat "/proc/$2/comm")" = "rf-$1" ] || rf_fail "$1 $2: comm is $(cat "/proc/$2/comm")"
+	ps -o args= -p "$2" | grep -qx "ringfence-worker: $1 pt" ||
+		rf_fail "$1 $2: ps shows '$(ps -o args= -p "$2")'"
+done
 rf_log "descriptors: /dev/null for 0-2, the channel, rings, eventfds, its own files"
 rf_assert_tenant_fds pt
 rf_assert_tenant_fds mem

@@ -178,7 +178,9 @@ static void ring_setup(void)
 	w.cfg.depth = DEPTH;
 	w.nqueues = 1;
 	w.queues = &q;
+	w.side = &rf_keeper_side;
 	q.w = &w;
+	q.chan_phase = RF_CHP_SERVE;
 	q.reqs = reqs;
 	q.nreqs = DEPTH;
 	q.stats = &ctl->q[0];
@@ -623,6 +625,49 @@ START_TEST(test_host_message_of_no_whole_record_ends_the_worker)
 }
 END_TEST
 
+/* Until a host queue thread says READY its channel carries only counts:
+ * an answer before it ends the host (none here), and the keeper with it */
+START_TEST(test_host_answer_before_ready_ends_the_worker)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_REPLY, .idx = 1, .len = 16 };
+
+	with_host(1, 100, FUSE_GETATTR);
+	w.host_pid = 1;
+	q.chan_phase = RF_CHP_INIT;
+	from_host(&r, 1);
+}
+END_TEST
+
+/* READY opens the channel: what follows it in the same message is served,
+ * and a second READY ends the host */
+START_TEST(test_host_ready_opens_its_channel)
+{
+	struct rf_chan_rec r[2] = {
+		{ .kind = RF_CH_READY },
+		{ .kind = RF_CH_PONG, .a = 91 },
+	};
+
+	w.host_pid = 1;
+	q.qid = 1;
+	q.chan_phase = RF_CHP_INIT;
+	from_host(r, 2);
+	ck_assert_int_eq(q.chan_phase, RF_CHP_SERVE);
+	ck_assert_uint_eq(q.stats->heartbeat, 91);
+	from_host(r, 1);
+}
+END_TEST
+
+/* COUNT comes on queue 0's channel only */
+START_TEST(test_host_count_on_another_queue_ends_the_worker)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .a = 5 };
+
+	w.host_pid = 1;
+	q.qid = 1;
+	from_host(&r, 1);
+}
+END_TEST
+
 /* ---- host_restart: the keeper outlives its plugin host ---- */
 
 /* What the dead host held is settled as a successor settles a dead
@@ -864,6 +909,9 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_host_file_without_a_zero_copy_is_eio);
 	tcase_add_test(tc, test_host_counters_and_heartbeat);
 	tcase_add_exit_test(tc, test_host_message_of_no_whole_record_ends_the_worker, 1);
+	tcase_add_exit_test(tc, test_host_answer_before_ready_ends_the_worker, 1);
+	tcase_add_exit_test(tc, test_host_ready_opens_its_channel, 1);
+	tcase_add_exit_test(tc, test_host_count_on_another_queue_ends_the_worker, 1);
 	tcase_add_test(tc, test_host_death_settles_what_it_held);
 	tcase_add_test(tc, test_requests_wait_while_no_host);
 	tcase_add_test(tc, test_host_death_takes_back_what_it_never_read);

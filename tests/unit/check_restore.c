@@ -72,6 +72,22 @@ static int h_reopen(void *ud, uint64_t ino, int flags, int dir, uint64_t *fh)
 static struct rf_plugin plugin = { RF_PLUGIN_INIT, .name = "fake", .restore_node = h_restore,
 				   .reopen = h_reopen };
 
+/* the keeper's counters (queue.c), which the host reaches by COUNT */
+static void count(struct rf_worker *cw, uint32_t which, uint64_t a, uint32_t len, int32_t error)
+{
+	ck_assert_ptr_eq(cw, &w);
+	if (which == RF_CNT_RESTORED) {
+		stats.restored_nodes += a;
+		stats.restored_files += len;
+		stats.restore_failed += (uint32_t)error;
+	} else {
+		ck_assert_uint_eq(which, RF_CNT_RESTORE_FULL);
+		stats.restore_full += a;
+	}
+}
+
+static const struct rf_side side = { .name = "test", .count = count };
+
 /* A worker of generation @gen over the same memory. */
 static void worker(uint32_t gen, int strict)
 {
@@ -83,6 +99,7 @@ static void worker(uint32_t gen, int strict)
 	w.queues = &q;
 	w.nqueues = 1;
 	w.plugin = &plugin;
+	w.side = &side;
 	w.cfg.generation = gen;
 	w.cfg.restore_nodes = NODES;
 	w.cfg.restore_size = rf_restore_bytes(NODES);
