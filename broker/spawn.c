@@ -208,7 +208,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	int sv[2], r;
 	pid_t pid;
 
-	snprintf(title, sizeof(title), "ringfence-worker: keeper %s", t->pol.name);
+	snprintf(title, sizeof(title), RF_WORKER_TITLE, "keeper", t->pol.name);
 	/* whatever the last worker wrote in the header, this one reads ours;
 	 * and it answers only for what it writes itself */
 	rf_pool_write_header(t);

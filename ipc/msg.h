@@ -78,6 +78,10 @@ struct rf_msg_hello {
 };
 
 #define RF_NAME_MAX 64
+/* a worker process's argv[0], which ps shows: its part ("keeper", "host")
+ * and its tenant (broker/spawn.c writes the keeper's, worker/title.c each
+ * process's own over it) */
+#define RF_WORKER_TITLE "ringfence-worker: %s %s"
 #define RF_PATH_MAX 1024
 
 /* The restore tables (worker/restore.c): one of the policy's restore_nodes

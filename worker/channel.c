@@ -47,12 +47,12 @@ int rf_chan_check(enum rf_chan_side from, enum rf_chan_phase phase, uint32_t qid
 		return -EPROTO;
 	}
 	if (!(kinds[r->kind].phases & (1u << phase))) {
-		snprintf(why, len, "sent %s on queue %u %s", kinds[r->kind].name, qid,
+		snprintf(why, len, "sent %s on queue %u %s", rf_chan_kind_name(r->kind), qid,
 			 phase == RF_CHP_INIT ? "before READY" : "after READY");
 		return -EPROTO;
 	}
 	if (kinds[r->kind].queue0 && qid != 0) {
-		snprintf(why, len, "sent %s on queue %u, not 0", kinds[r->kind].name, qid);
+		snprintf(why, len, "sent %s on queue %u, not 0", rf_chan_kind_name(r->kind), qid);
 		return -EPROTO;
 	}
 	return 0;

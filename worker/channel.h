@@ -121,15 +121,4 @@ void rf_chan_flush(struct rf_queue *q);
  * channel failed, and chan_broken was told). */
 int rf_chan_send_file(struct rf_queue *q, const struct rf_chan_rec *r, int fd);
 
-/* The host's counters, from any of its threads, on queue 0's channel @fd
- * (a message is taken whole: no lock) */
-static inline void rf_chan_count(int fd, uint32_t which, uint64_t a, uint32_t len, int32_t error)
-{
-	struct rf_chan_rec r = {
-		.kind = RF_CH_COUNT, .idx = which, .a = a, .len = len, .error = error
-	};
-
-	(void)!rf_chan_send(fd, &r, 1, 0);
-}
-
 #endif /* RINGFENCE_CHANNEL_H */

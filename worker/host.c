@@ -505,10 +505,16 @@ static void host_chan_broken(struct rf_queue *q, const struct rf_chan_rec *r, ui
 	_exit(1);
 }
 
-/* the statistics are read-only here: the keeper counts */
+/* the statistics are read-only here: the keeper counts, told from any
+ * host thread on queue 0's channel (a message is taken whole: no lock,
+ * and not queue 0's batch, which is its thread's) */
 static void host_count(struct rf_worker *w, uint32_t which, uint64_t a, uint32_t len, int32_t error)
 {
-	rf_chan_count(w->queues[0].chan_fd, which, a, len, error);
+	struct rf_chan_rec r = {
+		.kind = RF_CH_COUNT, .idx = which, .a = a, .len = len, .error = error
+	};
+
+	(void)!rf_chan_send(w->queues[0].chan_fd, &r, 1, 0);
 }
 
 const struct rf_side rf_host_side = {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "msg.h"
 #include "title.h"
 
 static char *area;
@@ -32,7 +33,7 @@ void rf_title_set(const char *role, const char *tenant)
 	prctl(PR_SET_NAME, comm, 0, 0, 0);
 	if (!area || !area_len)
 		return;
-	n = snprintf(area, area_len + 1, "ringfence-worker: %s %s", role, tenant);
+	n = snprintf(area, area_len + 1, RF_WORKER_TITLE, role, tenant);
 	if (n >= 0 && (size_t)n < area_len)
 		memset(area + n, 0, area_len - (size_t)n);
 }
