@@ -17,7 +17,11 @@
 # and restore (as uring, with restore_nodes = 65536: every node id and open
 # file recorded for a successor) and host-restart (as uring, with
 # host_restart = yes: the keeper outlives its plugin host)
-# and no-pin (as uring, queue threads not bound to their CPUs) and
+# and no-pin (as uring, queue threads not bound to their CPUs) and spin
+# (as uring, each plugin host queue thread on the next CPU, keeper and
+# host polling the rings up to 30 us before they sleep) and one-process
+# (as uring, no plugin host: the keeper runs the plugin itself, which
+# prices the hand-over between the two processes) and
 # private-payload (as uring, request payloads in the worker's private
 # memory instead of the shared pool, file data by pread/pwrite) and
 # baseline (as uring, served by the build in the directory BASELINE, of
@@ -174,7 +178,7 @@ policy "$T/main.policy" "$T/main.sock" "${main[@]}"
 start main ${#main[@]}
 # targets served by a broker of their own, started with the switch of the
 # same name: ringfenced --bench-unsafe=TARGET
-UNSAFE="plain-io eager-forget no-pin no-sandbox private-payload"
+UNSAFE="plain-io eager-forget no-pin no-sandbox private-payload spin one-process"
 for t in $UNSAFE; do
 	has "$t" || continue
 	policy "$T/$t.policy" "$T/$t.sock" "$(tenant "$t" transport=uring)"

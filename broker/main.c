@@ -48,7 +48,11 @@ static void usage(FILE *f)
 		   "                      CPUs), private-payload (request payloads in the\n"
 		   "                      worker's own memory, not the pool, where entries\n"
 		   "                      have buffers of their own; file data by\n"
-		   "                      pread/pwrite), comma-separated. Never in production.\n"
+		   "                      pread/pwrite), spin (each plugin host queue thread\n"
+		   "                      on the next CPU, keeper and host polling each other\n"
+		   "                      before they sleep), one-process (no plugin host:\n"
+		   "                      the keeper runs the plugin itself), comma-separated.\n"
+		   "                      Never in production.\n"
 		   "      --resume FD, --resume-check FD\n"
 		   "                      for upgrade-broker only: take over (or say whether\n"
 		   "                      this build could take over) the broker state a\n"
@@ -171,6 +175,9 @@ static const struct {
 	{ "no-pin", RF_BENCH_NO_PIN, "queue threads unbound" },
 	{ "private-payload", RF_BENCH_PRIVATE_PAYLOAD,
 	  "payloads outside the pool (no adoption of their requests)" },
+	{ "spin", RF_BENCH_SPIN, "keeper and host poll each other, the host on the next CPU" },
+	{ "one-process", RF_BENCH_ONE_PROCESS,
+	  "no plugin host: the keeper runs the plugin, without the tenant's seccomp policy" },
 };
 #define NBENCH (sizeof(bench_switches) / sizeof(bench_switches[0]))
 

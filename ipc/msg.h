@@ -148,6 +148,12 @@ struct rf_msg_config {
 #define RF_BENCH_EAGER_FORGET 4u /* read each FORGET at once (no rest, queue.c) */
 #define RF_BENCH_NO_PIN 8u /* queue threads free to run on any CPU */
 #define RF_BENCH_PRIVATE_PAYLOAD 16u /* payloads in the worker's own memory, data in line */
+/* each host queue thread on the next CPU, and both sides polling the
+ * rings (yielding) up to RF_SPIN_NS before they sleep */
+#define RF_BENCH_SPIN 64u
+/* no plugin host: the keeper runs the plugin itself, in one process (what
+ * the hand-over between the two costs) */
+#define RF_BENCH_ONE_PROCESS 128u
 /* ringfenced --learn-seccomp (ringfence-plugin-check --learn): calls the
  * seccomp policy refuses are let through and logged, never in production */
 #define RF_UNSAFE_LEARN_SECCOMP 32u

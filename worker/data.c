@@ -248,7 +248,9 @@ void rf_data_done(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
 
-	if (req->backing_ref >= 0) {
+	/* a backing file's, or any not zero-copied (make bench's
+	 * one-process target moves the plugin's data here) */
+	if (req->backing_ref >= 0 || !req->zc) {
 		kept_moved(req, res);
 		return;
 	}

@@ -28,9 +28,12 @@
  * and the keeper moves the bytes.
  *
  * Each host queue thread serves the requests of its keeper queue thread:
- * it reads a batch of records, calls the plugin for each, and sends the
- * replies made meanwhile as one message. A reply made on another thread
- * goes through the queue's mailbox, as in the keeper.
+ * it takes what the keeper wrote on the queue's ring (channel.h), calls
+ * the plugin for each request, and writes the answers made meanwhile on
+ * the ring back; it sleeps in its ring's io_uring_enter only after it
+ * said so on the ring, and the keeper wakes it through its eventfd only
+ * then. A reply made on another thread goes through the queue's mailbox,
+ * as in the keeper.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -130,30 +133,6 @@ static int host_ring_create(struct rf_queue *q, const struct rf_worker *w)
 	return 0;
 }
 
-/*
- * host_restart: the keeper makes each host's wake-up eventfd and keeps
- * it. A host's read of it stays posted on its ring when the host dies
- * (the kernel cancels only a dead task's requests on ring files); the
- * keeper wakes the dead host's once more before it starts the next, and
- * the kernel ends that read (ECANCELED, dropped by its generation)
- * instead of keeping it, and the eventfd, for as long as the ring lives.
- */
-static int host_wake(struct rf_queue *q)
-{
-	uint64_t one = 1;
-
-	if (!q->w->cfg.host_restart)
-		return 0;
-	if (q->hevfd >= 0) {
-		if (write(q->hevfd, &one, sizeof(one)) < 0)
-			log_debug("queue %u: wake the dead host's eventfd: %s", q->qid,
-				  strerror(errno));
-		close(q->hevfd);
-	}
-	q->hevfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return q->hevfd < 0 ? -errno : 0;
-}
-
 int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 {
 	int sv[2], r;
@@ -169,9 +148,14 @@ int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 		qu->chan_fd = sv[0];
 		qu->chan_phase = RF_CHP_INIT;
 		qu->host_chan_fd = sv[1];
-		r = host_wake(qu);
+		/* the rings, for every host; the first's wake-up eventfd
+		 * (the keeper makes and keeps each host's) */
+		r = rf_chan_rings_new(&qu->chan, qu->nreqs);
+		qu->hevfd = r < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (!r && qu->hevfd < 0)
+			r = -errno;
 		if (r < 0) {
-			snprintf(why, len, "queue %u: the host's wake-up eventfd", q);
+			snprintf(why, len, "queue %u: the host's rings and wake-up eventfd", q);
 			return r;
 		}
 		r = host_ring_create(qu, w);
@@ -188,6 +172,8 @@ void rf_host_forked_keeper(struct rf_worker *w)
 	uint32_t q;
 
 	for (q = 0; q < w->nqueues; q++) {
+		if (rf_chan_attach(&w->queues[q].chan, RF_CHAN_KEEPER, w->queues[q].hevfd, 1) < 0)
+			fatalx("queue %u: the copy of the host's ring", q);
 		/* host_restart: the host's end, kept (rf_queue_host_notice) */
 		if (w->cfg.host_restart)
 			w->queues[q].host_end = w->queues[q].host_chan_fd;
@@ -295,17 +281,19 @@ int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len)
 		/* the keeper's ring: not even its mapping stays */
 		io_uring_queue_exit(&qu->ring);
 		qu->ring_fd = -1;
-		close(qu->evfd);
-		qu->evfd = -1;
 		close(qu->chan_fd);
 		qu->chan_fd = qu->host_chan_fd;
 		qu->host_chan_fd = -1;
-		/* (host_restart: the keeper made it, and keeps it: host_wake) */
-		if (qu->hevfd < 0)
-			qu->hevfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (qu->hevfd < 0) {
-			snprintf(why, len, "queue %u: the host's wake-up eventfd", q);
-			return -errno;
+		if (again) {
+			/* (the dead host's: keep_only_host_fds closed it) */
+			qu->hevfd = qu->hevfd_next;
+			qu->hevfd_next = -1;
+		}
+		/* the keeper's eventfd stays: it wakes the keeper */
+		r = rf_chan_attach(&qu->chan, RF_CHAN_HOST, qu->evfd, atomic_load(&w->host_seq));
+		if (r < 0) {
+			snprintf(why, len, "queue %u: the host's view of its rings", q);
+			return r;
 		}
 		qu->ntx = 0;
 		qu->mbox = NULL;
@@ -580,7 +568,55 @@ static void post_wake_read(struct rf_queue *q)
 	rf_sqe_tag_gen(sqe, q, RF_TAG_WAKE, q->w->hgen);
 }
 
-/* A message from the keeper; false once it says STOP (or is gone). */
+/* A record from the keeper, on @via: false once it says STOP. */
+static bool keeper_record(struct rf_queue *q, const struct rf_chan_rec *r, enum rf_chan_via via)
+{
+	struct rf_req *req = r->idx < q->nreqs ? &q->reqs[r->idx] : NULL;
+	struct rf_chan_rec *p;
+	char why[80];
+
+	if (rf_chan_check(RF_CHAN_KEEPER, RF_CHP_SERVE, via, q->qid, r, why, sizeof(why)) < 0) {
+		log_warnx("host queue %u: the keeper %s; ignored", q->qid, why);
+		return true;
+	}
+	switch (r->kind) {
+	case RF_CH_REQ:
+		if (req)
+			serve_req(q, req, r);
+		break;
+	case RF_CH_NOREPLY:
+		if (req)
+			serve_noreply(q, req, r);
+		break;
+	case RF_CH_PING:
+		/* this thread is alive: the keeper tells the broker */
+		p = rf_chan_next(q);
+		p->kind = RF_CH_PONG;
+		p->a = r->a;
+		break;
+	case RF_CH_STOP:
+		return false;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* What the keeper wrote on the ring: whether there was any. */
+static bool host_take(struct rf_queue *q)
+{
+	struct rf_chan_rec r[RF_CHAN_BATCH];
+	int i, n = rf_chan_take(&q->chan, r, RF_CHAN_BATCH);
+
+	if (n < 0)
+		fatalx("host queue %u: the keeper's ring is broken", q->qid);
+	for (i = 0; i < n; i++)
+		keeper_record(q, &r[i], RF_CHV_RING);
+	return n > 0;
+}
+
+/* A socket message from the keeper; false once it says STOP (or is
+ * gone). */
 static bool chan_done(struct rf_queue *q, int res)
 {
 	uint32_t i, n;
@@ -589,35 +625,8 @@ static bool chan_done(struct rf_queue *q, int res)
 		return false; /* the keeper is gone, or speaks nonsense */
 	n = (uint32_t)res / sizeof(struct rf_chan_rec);
 	for (i = 0; i < n; i++) {
-		const struct rf_chan_rec *r = &q->rx[i];
-		struct rf_req *req = r->idx < q->nreqs ? &q->reqs[r->idx] : NULL;
-		struct rf_chan_rec *p;
-		char why[80];
-
-		if (rf_chan_check(RF_CHAN_KEEPER, RF_CHP_SERVE, q->qid, r, why, sizeof(why)) < 0) {
-			log_warnx("host queue %u: the keeper %s; ignored", q->qid, why);
-			continue;
-		}
-		switch (r->kind) {
-		case RF_CH_REQ:
-			if (req)
-				serve_req(q, req, r);
-			break;
-		case RF_CH_NOREPLY:
-			if (req)
-				serve_noreply(q, req, r);
-			break;
-		case RF_CH_PING:
-			/* this thread is alive: the keeper tells the broker */
-			p = rf_chan_next(q);
-			p->kind = RF_CH_PONG;
-			p->a = r->a;
-			break;
-		case RF_CH_STOP:
+		if (!keeper_record(q, &q->rx[i], RF_CHV_SOCKET))
 			return false;
-		default:
-			break;
-		}
 	}
 	post_chan_read(q);
 	return true;
@@ -636,24 +645,49 @@ static void drain_mbox(struct rf_queue *q)
 
 static void *host_queue_main(void *arg)
 {
+	struct rf_chan_rec ready = { .kind = RF_CH_READY };
 	struct rf_queue *q = arg;
 	bool on = true;
 	int r;
 
 	host_queue = q;
 	q->tid = (pid_t)syscall(SYS_gettid);
-	/* next to its keeper thread, on the CPU the queue's requests come from */
-	rf_queue_pin(q);
+	/* next to its keeper thread, on the CPU the queue's requests come
+	 * from (polling, on the next one) */
+	if (q->w->cfg.bench & RF_BENCH_SPIN) {
+		cpu_set_t set;
+
+		/* (a queue per possible CPU) */
+		CPU_ZERO(&set);
+		CPU_SET((q->qid + 1) % q->w->nqueues, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	} else {
+		rf_queue_pin(q);
+	}
 	/* the channel's first record: this thread serves (channel.h) */
-	rf_chan_next(q)->kind = RF_CH_READY;
+	if (rf_chan_send(q->chan_fd, &ready, 1, 0) < 0)
+		_exit(1);
 	post_chan_read(q);
 	post_wake_read(q);
 	while (on) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, n = 0;
 
+		while (host_take(q))
+			;
 		rf_chan_flush(q);
+		if ((q->w->cfg.bench & RF_BENCH_SPIN) && !io_uring_cq_ready(&q->hring) &&
+		    rf_chan_spin(&q->chan, &q->hring, RF_SPIN_NS)) {
+			io_uring_submit(&q->hring);
+			continue;
+		}
+		/* asleep only once the keeper can know it */
+		if (!io_uring_cq_ready(&q->hring) && !rf_chan_sleep(&q->chan)) {
+			io_uring_submit(&q->hring);
+			continue;
+		}
 		r = io_uring_submit_and_wait(&q->hring, 1);
+		rf_chan_awake(&q->chan);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("host queue %u: io_uring_enter: %s", q->qid, strerror(-r));
 		io_uring_for_each_cqe (&q->hring, head, cqe) {
@@ -840,7 +874,12 @@ pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
 
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 			fatal("queue %u: the next plugin host's channel", q);
-		if (host_wake(qu) < 0)
+		/* (a host that died before its queue thread took the last
+		 * one's: that one is never used) */
+		if (qu->hevfd_next >= 0)
+			close(qu->hevfd_next);
+		qu->hevfd_next = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (qu->hevfd_next < 0)
 			fatal("queue %u: the next plugin host's wake-up eventfd", q);
 		if (qu->chan_next >= 0)
 			close(qu->chan_next);

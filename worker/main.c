@@ -176,6 +176,8 @@ static void recv_config(void)
 		W.queues[q].host_chan_fd = -1;
 		W.queues[q].hring_fd = -1;
 		W.queues[q].hevfd = -1;
+		W.queues[q].hevfd_next = -1;
+		W.queues[q].chan.peer_evfd = -1;
 		W.queues[q].chan_next = -1;
 		W.queues[q].host_end = -1;
 		W.queues[q].host_end_next = -1;
@@ -500,7 +502,10 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
 			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
 	}
-	if (!sandbox)
+	/* make bench's one-process target: the keeper's deny list alone (its
+	 * data path makes register calls a plugin's policy refuses; a filter
+	 * costs tens of nanoseconds a call, docs/performance.md) */
+	if (!sandbox || (W.cfg.bench & RF_BENCH_ONE_PROCESS))
 		err = 0;
 	else if (W.cfg.bench & RF_UNSAFE_LEARN_SECCOMP)
 		err = rf_learn_start(&W, sc_policy);
@@ -552,11 +557,12 @@ static void serve(void)
 
 /* A host the keeper forks again (host_restart) keeps of the keeper's
  * descriptors only what a host holds: the broker's channel, the pool
- * read-only, the source, the plugin's file, and per queue its ring and
- * channel (not the keeper's rings, nor a file a dead host passed it). */
+ * read-only, the source, the plugin's file, and per queue its ring, its
+ * socket, its wake-up eventfd and the keeper's (not the keeper's rings,
+ * nor a file a dead host passed it). */
 static void keep_only_host_fds(void)
 {
-	int *keep = malloc((4 + 3 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, j, lo = 3;
+	int *keep = malloc((4 + 4 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, j, lo = 3;
 	uint32_t q;
 
 	if (!keep)
@@ -568,7 +574,8 @@ static void keep_only_host_fds(void)
 	for (q = 0; q < W.nqueues; q++) {
 		keep[n++] = W.queues[q].hring_fd;
 		keep[n++] = W.queues[q].host_chan_fd;
-		keep[n++] = W.queues[q].hevfd;
+		keep[n++] = W.queues[q].hevfd_next;
+		keep[n++] = W.queues[q].evfd; /* the keeper's, which it wakes */
 	}
 	/* not qsort: glibc's asks sysinfo for an array of 1 KiB or more (85
 	 * queues), which the keeper's sandbox refuses */
@@ -665,7 +672,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_sc_policy *sc_policy = NULL;
-	bool sandbox;
+	bool sandbox, alone;
 	int c, plugin_fd;
 
 	W.ipc_fd = -1;
@@ -698,7 +705,10 @@ int main(int argc, char **argv)
 
 	plugin_fd = start_up(&sc_policy);
 	rf_title_set(W.side->name, W.cfg.name);
-	if (!W.cfg.responder) {
+	/* the keeper alone runs the plugin: the EIO responder, and make
+	 * bench's one-process target */
+	alone = W.cfg.responder || (W.cfg.bench & RF_BENCH_ONE_PROCESS);
+	if (!alone) {
 		char why[200];
 		int err = rf_host_prepare(&W, why, sizeof(why));
 
@@ -710,15 +720,15 @@ int main(int argc, char **argv)
 	enter_sandbox_root(sandbox);
 	/* for the keeper's own transfers too (backing files) */
 	rf_data_probe_source(&W);
-	if (!W.cfg.responder)
+	if (!alone)
 		start_host(plugin_fd, sc_policy, sandbox);
-	if (!W.cfg.host_restart || W.cfg.responder) {
+	if (!W.cfg.host_restart || alone) {
 		close(W.pool_ro_fd);
 		W.pool_ro_fd = -1;
 	}
 	enter_sandbox_drop(false);
-	if (W.cfg.responder)
-		/* the EIO responder: no plugin, no host, the keeper answers */
+	if (alone)
+		/* no host: the keeper answers */
 		start_plugin(plugin_fd, sc_policy, sandbox);
 	serve();
 	return 0;

@@ -240,9 +240,45 @@ void rf_queue_commit(struct rf_req *req)
 	}
 }
 
+static void take_backing(struct rf_queue *q, struct rf_req *req, int *fd);
+
+/*
+ * make bench's one-process target: the plugin answered in this process.
+ * What the host does with such an answer is done here: a backing file
+ * it names is taken (a copy: the plugin keeps its own), and file data
+ * moves between its file and the payload as a backing file's does; true
+ * if the reply is on its way.
+ */
+static bool alone_answered(struct rf_req *req)
+{
+	int fd;
+
+	if (req->backing_fd >= 0 && !req->error) {
+		fd = fcntl(req->backing_fd, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0)
+			take_backing(req->q, req, &fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	req->backing_fd = -1;
+	if (req->fd_op == RF_FDOP_NONE || req->error)
+		return false;
+	if (!req->zc) {
+		rf_data_kept_start(req);
+		return true;
+	}
+	/* zero-copied: the data slot takes a copy, as of a host's file */
+	req->fd = fcntl(req->fd, F_DUPFD_CLOEXEC, 0);
+	if (req->fd < 0)
+		req->error = EIO;
+	return false;
+}
+
 /* On the owning thread: a reply is ready to go out. */
 static void complete(struct rf_req *req)
 {
+	if ((req->q->w->cfg.bench & RF_BENCH_ONE_PROCESS) && alone_answered(req))
+		return;
 	if (req->fd_op != RF_FDOP_NONE && !req->error)
 		rf_data_start(req);
 	else
@@ -367,7 +403,7 @@ static void to_host(struct rf_req *req)
 static void forward(struct rf_req *req)
 {
 	rf_dispatch_count(req);
-	if (!req->q->w->host_pid || rf_dispatch_kick(req)) {
+	if (rf_dispatch_kick(req)) {
 		rf_dispatch(req);
 		return;
 	}
@@ -376,6 +412,11 @@ static void forward(struct rf_req *req)
 		return;
 	if (req->in.opcode == FUSE_RELEASE)
 		rf_backing_release(((const struct fuse_release_in *)(const void *)req->arg0)->fh);
+	if (!req->q->w->host_pid) {
+		/* no host: the EIO responder, or make bench's one-process */
+		rf_dispatch(req);
+		return;
+	}
 	req->state = RQ_PLUGIN;
 	rf_req_reset(req);
 	to_host(req);
@@ -685,7 +726,7 @@ static void host_replied(struct rf_queue *q, const struct rf_chan_rec *r, int *f
 	struct rf_queue_stats *st = q->stats;
 	uint32_t fdio = r->flags & (RF_CHF_FD_READ | RF_CHF_FD_WRITE);
 
-	if (!req || req->state != RQ_PLUGIN || req->noreply || req->replied) {
+	if (!req || req->state != RQ_PLUGIN || req->noreply || req->replied || req->host_park) {
 		log_warnx("queue %u: the plugin host answered slot %u, which waits for no "
 			  "answer; ignored",
 			  q->qid, r->idx);
@@ -795,13 +836,89 @@ const struct rf_side rf_keeper_side = {
 	.count = keeper_count,
 };
 
-/* A message from the host: its records, in order. */
+/* A record from the host, on @via (with the file the message carried
+ * in @fd, or -1): checked against the table and acted on; false if it
+ * ended the host. */
+static bool host_record(struct rf_queue *q, const struct rf_chan_rec *r, enum rf_chan_via via,
+			int *fd)
+{
+	struct rf_worker *w = q->w;
+	char why[80];
+
+	if (rf_chan_check(RF_CHAN_HOST, q->chan_phase, via, q->qid, r, why, sizeof(why)) < 0) {
+		rf_host_down(q, why);
+		return false;
+	}
+	q->chan_phase = rf_chan_after(q->chan_phase, r->kind);
+	switch (r->kind) {
+	case RF_CH_REPLY:
+		host_replied(q, r, fd);
+		break;
+	case RF_CH_DONE:
+		host_told(q, r);
+		break;
+	case RF_CH_PONG:
+		/* both of this queue's threads are alive */
+		__atomic_store_n(&q->stats->heartbeat, r->a, __ATOMIC_RELAXED);
+		break;
+	case RF_CH_COUNT:
+		keeper_count(w, r->idx, r->a, r->len, r->error);
+		break;
+	case RF_CH_READY:
+		if (q->qid != 0)
+			break;
+		if (atomic_load(&w->host_seq) > 1) {
+			/* a host started after a death: the keeper has been
+			 * serving all along; the broker learns */
+			struct rf_msg_ready rd = { .transport = atomic_load(&w->transport),
+						   .nqueues = w->nqueues };
+
+			rf_msg_send(w->ipc_fd, RF_MSG_READY, 0, &rd, sizeof(rd), NULL, 0);
+			break;
+		}
+		pthread_mutex_lock(&w->start_lock);
+		w->host_ready = true;
+		pthread_cond_broadcast(&w->start_cond);
+		pthread_mutex_unlock(&w->start_lock);
+		break;
+	default: /* none other passes rf_chan_check */
+		break;
+	}
+	return true;
+}
+
+/* What the host wrote on the ring, once it serves (READY), in order. */
+void rf_queue_host_ring(struct rf_queue *q)
+{
+	struct rf_chan_rec r[RF_CHAN_BATCH];
+	int i, n;
+
+	if (q->chan_phase != RF_CHP_SERVE || !q->chan.copy)
+		return;
+	do {
+		n = rf_chan_take(&q->chan, r, RF_CHAN_BATCH);
+		if (n < 0) {
+			rf_host_down(q, "broke its ring");
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			int none = -1;
+
+			if (!host_record(q, &r[i], RF_CHV_RING, &none))
+				return;
+		}
+	} while (n == RF_CHAN_BATCH);
+}
+
+/* A socket message from the host: what it wrote on the ring before it,
+ * then its records, in order. */
 void rf_queue_host_message(struct rf_queue *q, int res)
 {
 	struct rf_worker *w = q->w;
 	uint32_t i, n;
 	int fd;
 
+	rf_queue_host_ring(q);
 	if (res <= 0 || atomic_load(&w->stop)) {
 		if (atomic_load(&w->stop))
 			return; /* it leaves, as told */
@@ -817,53 +934,16 @@ void rf_queue_host_message(struct rf_queue *q, int res)
 	}
 	n = (uint32_t)res / sizeof(q->rx[0]);
 	for (i = 0; i < n; i++) {
-		const struct rf_chan_rec *r = &q->rx[i];
-		char why[80];
-
-		if (rf_chan_check(RF_CHAN_HOST, q->chan_phase, q->qid, r, why, sizeof(why)) < 0) {
+		if (!host_record(q, &q->rx[i], RF_CHV_SOCKET, &fd)) {
 			if (fd >= 0)
 				close(fd);
-			rf_host_down(q, why);
 			return;
-		}
-		q->chan_phase = rf_chan_after(q->chan_phase, r->kind);
-		switch (r->kind) {
-		case RF_CH_REPLY:
-			host_replied(q, r, &fd);
-			break;
-		case RF_CH_DONE:
-			host_told(q, r);
-			break;
-		case RF_CH_PONG:
-			/* both of this queue's threads are alive */
-			__atomic_store_n(&q->stats->heartbeat, r->a, __ATOMIC_RELAXED);
-			break;
-		case RF_CH_COUNT:
-			keeper_count(w, r->idx, r->a, r->len, r->error);
-			break;
-		case RF_CH_READY:
-			if (q->qid != 0)
-				break;
-			if (atomic_load(&w->host_seq) > 1) {
-				/* a host started after a death: the keeper has
-				 * been serving all along; the broker learns */
-				struct rf_msg_ready rd = { .transport = atomic_load(&w->transport),
-							   .nqueues = w->nqueues };
-
-				rf_msg_send(w->ipc_fd, RF_MSG_READY, 0, &rd, sizeof(rd), NULL, 0);
-				break;
-			}
-			pthread_mutex_lock(&w->start_lock);
-			w->host_ready = true;
-			pthread_cond_broadcast(&w->start_cond);
-			pthread_mutex_unlock(&w->start_lock);
-			break;
-		default: /* none other passes rf_chan_check */
-			break;
 		}
 	}
 	if (fd >= 0)
 		close(fd);
+	/* (READY: what the host wrote after it is on the ring already) */
+	rf_queue_host_ring(q);
 	post_chan_recv(q);
 }
 
@@ -890,10 +970,11 @@ void rf_queue_host_unsent(struct rf_queue *q, const struct rf_chan_rec *r, uint3
 }
 
 /*
- * host_restart: the reaper found this queue's host dead (host.c). New
- * requests wait from now on; what it never read is taken back from its
- * end of the channel, which the keeper kept, and waits too. Then that end
- * is shut down: the keeper's RECVMSG gets what the host answered before
+ * host_restart: the reaper found this queue's host dead (host.c). What it
+ * answered on its ring is taken; new requests wait from now on; what it
+ * never took from the keeper's ring is read back from the keeper's copy
+ * and waits too. Then its end of the socket, which the keeper kept, is
+ * shut down: the keeper's RECVMSG gets the files the host passed before
  * it died, then the end of the channel, and only then is the rest it
  * held settled (rf_host_down). The dead host's READ, still posted on its
  * ring, is woken by the shutdown and ended by the kernel.
@@ -901,16 +982,18 @@ void rf_queue_host_unsent(struct rf_queue *q, const struct rf_chan_rec *r, uint3
 void rf_queue_host_notice(struct rf_queue *q)
 {
 	struct rf_chan_rec r[RF_CHAN_BATCH];
-	ssize_t n;
+	uint32_t n, skip;
 
 	if (atomic_load(&q->dead_seq) != q->host_seq || q->host_noticed)
 		return;
 	q->host_noticed = true;
+	/* what it answered on its ring before it died */
+	rf_queue_host_ring(q);
 	q->host_down = true;
 	rf_queue_host_unsent(q, q->tx, q->ntx);
 	q->ntx = 0;
-	while ((n = recv(q->host_end, r, sizeof(r), MSG_DONTWAIT)) > 0)
-		rf_queue_host_unsent(q, r, (uint32_t)n / sizeof(r[0]));
+	for (skip = 0; (n = rf_chan_unread(&q->chan, skip, r, RF_CHAN_BATCH)) > 0; skip += n)
+		rf_queue_host_unsent(q, r, n);
 	shutdown(q->host_end, SHUT_RDWR);
 	close(q->host_end);
 	q->host_end = -1;
@@ -990,6 +1073,24 @@ static void host_renew(struct rf_queue *q)
 	}
 	q->host_end = q->host_end_next;
 	q->host_end_next = -1;
+	/* the new host's eventfd, and the rings set back to empty for it;
+	 * the dead one's read of its eventfd stays posted on the ring the
+	 * next host inherits (the kernel cancels only a dead task's requests
+	 * on ring files): woken once more, it ends (ECANCELED, dropped by
+	 * its generation) instead of keeping the eventfd for as long as the
+	 * ring lives */
+	if (q->hevfd >= 0) {
+		uint64_t one = 1;
+
+		if (write(q->hevfd, &one, sizeof(one)) < 0)
+			log_debug("queue %u: wake the dead host's eventfd: %s", q->qid,
+				  strerror(errno));
+		close(q->hevfd);
+	}
+	q->hevfd = q->hevfd_next;
+	q->hevfd_next = -1;
+	if (rf_chan_attach(&q->chan, RF_CHAN_KEEPER, q->hevfd, atomic_load(&w->host_seq)) < 0)
+		fatalx("queue %u: the copy of the new plugin host's ring", q->qid);
 	/* the same descriptor number, now the new host's channel: the main
 	 * thread's PINGs go there too */
 	if (dup3(q->chan_next, q->chan_fd, O_CLOEXEC) < 0)
@@ -1133,11 +1234,26 @@ static int submit_and_wait(struct rf_queue *q)
 		release = false;
 	}
 	rf_chan_flush(q);
-	if (!wait)
-		return io_uring_submit_and_wait(&q->ring, 1);
+	if ((q->w->cfg.bench & RF_BENCH_SPIN) && q->chan_phase == RF_CHP_SERVE && q->chan.copy &&
+	    !q->host_down && !io_uring_cq_ready(&q->ring)) {
+		io_uring_submit(&q->ring);
+		if (rf_chan_spin(&q->chan, &q->ring, RF_SPIN_NS))
+			return io_uring_get_events(&q->ring);
+	}
+	/* asleep only once the host can know it: what it answered meanwhile
+	 * is taken first */
+	if (q->chan_phase == RF_CHP_SERVE && q->chan.copy && !q->host_down &&
+	    !rf_chan_sleep(&q->chan))
+		return io_uring_submit(&q->ring);
+	if (!wait) {
+		r = io_uring_submit_and_wait(&q->ring, 1);
+		rf_chan_awake(&q->chan);
+		return r;
+	}
 	ts.tv_sec = (long long)(wait / 1000000000ULL);
 	ts.tv_nsec = (long long)(wait % 1000000000ULL);
 	r = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &ts, NULL);
+	rf_chan_awake(&q->chan);
 	/* liburing 2.3 answers a timeout with -ETIME or with what it
 	 * submitted: no completion to reap is what tells. A completion that
 	 * came as the time ran out comes with -ETIME too: reaped, as any
@@ -1313,6 +1429,7 @@ static void *queue_main(void *arg)
 			__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq),
 					 __ATOMIC_RELAXED);
 		rf_queue_reap(q);
+		rf_queue_host_ring(q);
 	}
 	if (!atomic_load(&w->stop) && atomic_load(&w->conn_gone)) {
 		/* Nothing is left to answer, so the worker goes at once, so

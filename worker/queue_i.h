@@ -29,10 +29,14 @@ struct rf_req *rf_mbox_take(struct rf_queue *q);
 /* The calling thread on its queue's CPU (the kernel queues a request on
  * its client's CPU's queue), unless make bench says otherwise. */
 void rf_queue_pin(struct rf_queue *q);
-/* The host's message of @res bytes in q->rx (with a file in q->rx_cmsg,
- * or none): each record checked against the keeper's own and acted on;
- * a message that is no whole number of records ends the worker. */
+/* The host's socket message of @res bytes in q->rx (with a file in
+ * q->rx_cmsg, or none), after what it wrote on the ring before it: each
+ * record checked against the keeper's own and acted on; a message that
+ * is no whole number of records ends the worker. */
 void rf_queue_host_message(struct rf_queue *q, int res);
+/* What the host wrote on the queue's ring since last taken, once it
+ * serves (READY): each record checked and acted on, in order. */
+void rf_queue_host_ring(struct rf_queue *q);
 
 /* rescue.c */
 void rf_rescue(struct rf_queue *q);

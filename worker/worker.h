@@ -138,12 +138,14 @@ struct rf_queue {
 	uint32_t learn_op;
 
 	/* the channel between keeper and host (channel.h): this process's
-	 * end; records to send at the next flush */
+	 * view of its rings and its end of the socket; records to write on
+	 * the ring at the next flush */
+	struct rf_chan_view chan;
 	int chan_fd;
 	enum rf_chan_phase chan_phase; /* keeper: of the host's records */
 	struct rf_chan_rec tx[RF_CHAN_BATCH];
 	uint32_t ntx;
-	/* keeper: the channel's posted RECVMSG; host: its READ */
+	/* keeper: the socket's posted RECVMSG; host: its READ */
 	struct rf_chan_rec rx[RF_CHAN_BATCH];
 	struct msghdr rx_msg;
 	struct iovec rx_iov;
@@ -167,7 +169,10 @@ struct rf_queue {
 	uint32_t host_seq;
 	uint16_t chan_gen;
 	atomic_int chan_renew;
-	int chan_next; /* the new host's channel, until this thread takes it */
+	/* the new host's socket and wake-up eventfd, until this thread
+	 * takes them */
+	int chan_next;
+	int hevfd_next;
 	/* host_restart: the host's end of the channel, kept (and the next
 	 * host's, until this thread takes it); the reaper's word that the
 	 * host w->host_seq numbered so is dead; this thread's RECVMSG is

@@ -279,13 +279,14 @@ rf_host() {
 
 # Assert that worker $1 (of a mount with $2 queues) and its plugin host
 # hold exactly the descriptors the design gives them: 0-2 on /dev/null, the
-# broker channel (3), one ring, one wake-up eventfd and one channel between
-# the two per queue; the keeper's rings from 4 on, and only files of its
-# own source (/source in its root): the host's, and the backing files
+# broker channel (3), and per queue one ring, the two wake-up eventfds
+# (its own and the other process's, which it writes to wake it) and one
+# socket between the two; the keeper's rings from 4 on, and only files of
+# its own source (/source in its root): the host's, and the backing files
 # the keeper serves while clients hold them open. With a third argument,
 # host_restart, the keeper also keeps what it starts the next host with
-# and takes back from a dead one: the host's rings, wake-up eventfds and
-# ends of the channels, the source, the plugin's file, the pool read-only.
+# and takes back from a dead one: the host's rings and ends of the
+# sockets, the source, the plugin's file, the pool read-only.
 rf_assert_worker_fds() {
 	local host
 	if [ "${3:-}" = host_restart ]; then
@@ -341,8 +342,8 @@ rf_assert_process_fds() {
 		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac
 	done
-	[ "$role" = keeper+ ] && rings=$((rings - nq)) && evs=$((evs - nq)) && socks=$((socks - nq))
-	[ "$rings" = "$nq" ] && [ "$evs" = "$nq" ] && [ "$socks" = $((nq + 1)) ] ||
+	[ "$role" = keeper+ ] && rings=$((rings - nq)) && socks=$((socks - nq))
+	[ "$rings" = "$nq" ] && [ "$evs" = $((2 * nq)) ] && [ "$socks" = $((nq + 1)) ] ||
 		rf_fail "$role $pid: $rings rings, $evs eventfds and $socks sockets for $nq queues"
 }
 

@@ -124,7 +124,7 @@ rf_roundtrip() {
 rf_log "--bench-unsafe: a bad switch is refused"
 out=$("$RINGFENCED" --bench-unsafe=no-sandbox,bogus -f -c "$T/policy" 2>&1) &&
 	rf_fail "--bench-unsafe=bogus was accepted"
-echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io, eager-forget, no-pin, private-payload)" || rf_fail "said: $out"
+echo "$out" | grep -q "unknown 'bogus' (expected no-sandbox, plain-io, eager-forget, no-pin, private-payload, spin, one-process)" || rf_fail "said: $out"
 
 rf_log "--bench-unsafe=plain-io: file data by pread/pwrite, none by fixed-buffer ops but zero-copied data"
 rf_policy_reset
@@ -154,6 +154,23 @@ rf_assert_worker_fenced "$(rf_worker pt)"
 rf_stop
 rf_policy_reset
 rf_policy pt passthrough "$S"
+
+rf_log "--bench-unsafe=one-process: no plugin host, the keeper runs the plugin"
+RF_BROKER_ARGS=--bench-unsafe=one-process rf_start pt
+W=$(rf_worker pt)
+[ -z "$(rf_host "$W")" ] || rf_fail "worker $W has a plugin host: $(rf_host "$W")"
+grep -q "one-process: no plugin host" "$T/broker.log" || rf_fail "no warning in the log"
+rf_roundtrip
+grep -q '^Seccomp:[[:space:]]*2' "/proc/$W/status" || rf_fail "worker $W has no seccomp filter"
+rf_stop
+
+rf_log "--bench-unsafe=spin: keeper and host poll each other, the same bytes"
+RF_BROKER_ARGS=--bench-unsafe=spin rf_start pt
+W=$(rf_worker pt)
+[ -n "$(rf_host "$W")" ] || rf_fail "worker $W has no plugin host"
+rf_roundtrip
+mkdir "$M/spun" && touch "$M/spun/a" && [ -e "$S/spun/a" ] || rf_fail "a create through the spinning pair"
+rf_stop
 
 rf_log "--bench-unsafe=no-sandbox: no seccomp, no namespaces, same data path"
 RF_BROKER_ARGS=--bench-unsafe=no-sandbox rf_start pt

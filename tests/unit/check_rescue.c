@@ -161,6 +161,8 @@ static void sink(int level, const char *line)
 	snprintf(last_line, sizeof(last_line), "%s", line);
 }
 
+static struct rf_chan_view hv;
+
 static void ring_setup(void)
 {
 	uint32_t e;
@@ -185,6 +187,11 @@ static void ring_setup(void)
 	q.nreqs = DEPTH;
 	q.stats = &ctl->q[0];
 	ck_assert_int_eq(io_uring_queue_init(16, &q.ring, IORING_SETUP_SQE128), 0);
+	/* the queue's rings, and the host's view of them */
+	ck_assert_int_eq(rf_chan_rings_new(&q.chan, DEPTH), 0);
+	hv = q.chan;
+	ck_assert_int_eq(rf_chan_attach(&q.chan, RF_CHAN_KEEPER, -1, 1), 0);
+	ck_assert_int_eq(rf_chan_attach(&hv, RF_CHAN_HOST, -1, 1), 0);
 	for (e = 0; e < DEPTH; e++) {
 		reqs[e].q = &q;
 		reqs[e].idx = e;
@@ -195,6 +202,7 @@ static void ring_setup(void)
 
 static void ring_teardown(void)
 {
+	rf_chan_detach(&q.chan);
 	io_uring_queue_exit(&q.ring);
 	free(ctl);
 	teardown();
@@ -514,8 +522,38 @@ static const struct fuse_uring_cmd_req *queued_cmd(uint32_t *cmd_op)
 	return NULL;
 }
 
-/* the host's records in q.rx, as one message */
+/* the host writes records @r on the queue's ring */
+static void host_writes(const struct rf_chan_rec *r, uint32_t n)
+{
+	struct rf_queue hq = { .w = &w, .chan = hv };
+	const struct rf_side *keeper = w.side;
+
+	w.side = &rf_host_side;
+	for (uint32_t i = 0; i < n; i++)
+		*rf_chan_next(&hq) = r[i];
+	rf_chan_flush(&hq);
+	hv = hq.chan;
+	w.side = keeper;
+}
+
+/* the keeper writes records @r on the queue's ring */
+static void keeper_writes(const struct rf_chan_rec *r, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		*rf_chan_next(&q) = r[i];
+	rf_chan_flush(&q);
+}
+
+/* the host's records @r, written on the queue's ring, as the keeper
+ * takes them */
 static void from_host(const struct rf_chan_rec *r, uint32_t n)
+{
+	host_writes(r, n);
+	rf_queue_host_ring(&q);
+}
+
+/* the same, as one message on the socket */
+static void from_host_socket(const struct rf_chan_rec *r, uint32_t n)
 {
 	memcpy(q.rx, r, n * sizeof(*r));
 	memset(&q.rx_cmsg, 0, sizeof(q.rx_cmsg));
@@ -606,7 +644,8 @@ START_TEST(test_host_counters_and_heartbeat)
 	};
 
 	w.host_pid = 1;
-	from_host(r, 3);
+	from_host_socket(r, 2);
+	from_host(&r[2], 1);
 	ck_assert_uint_eq(q.stats->restored_nodes, 5);
 	ck_assert_uint_eq(q.stats->restored_files, 3);
 	ck_assert_uint_eq(q.stats->restore_failed, 2);
@@ -626,7 +665,8 @@ START_TEST(test_host_message_of_no_whole_record_ends_the_worker)
 END_TEST
 
 /* Until a host queue thread says READY its channel carries only counts:
- * an answer before it ends the host (none here), and the keeper with it */
+ * an answer on the socket before it ends the host (none here), and the
+ * keeper with it */
 START_TEST(test_host_answer_before_ready_ends_the_worker)
 {
 	struct rf_chan_rec r = { .kind = RF_CH_REPLY, .idx = 1, .len = 16 };
@@ -634,26 +674,50 @@ START_TEST(test_host_answer_before_ready_ends_the_worker)
 	with_host(1, 100, FUSE_GETATTR);
 	w.host_pid = 1;
 	q.chan_phase = RF_CHP_INIT;
-	from_host(&r, 1);
+	from_host_socket(&r, 1);
 }
 END_TEST
 
-/* READY opens the channel: what follows it in the same message is served,
- * and a second READY ends the host */
+/* READY opens the channel: the ring is read from then on (what the host
+ * wrote there before is checked then, as anything on it), and a second
+ * READY ends the host */
 START_TEST(test_host_ready_opens_its_channel)
 {
-	struct rf_chan_rec r[2] = {
-		{ .kind = RF_CH_READY },
-		{ .kind = RF_CH_PONG, .a = 91 },
-	};
+	struct rf_chan_rec ready = { .kind = RF_CH_READY }, pong = { .kind = RF_CH_PONG, .a = 91 };
 
 	w.host_pid = 1;
 	q.qid = 1;
 	q.chan_phase = RF_CHP_INIT;
-	from_host(r, 2);
+	from_host(&pong, 1);
+	ck_assert_uint_eq(q.stats->heartbeat, 0); /* not read before READY */
+	from_host_socket(&ready, 1);
 	ck_assert_int_eq(q.chan_phase, RF_CHP_SERVE);
 	ck_assert_uint_eq(q.stats->heartbeat, 91);
-	from_host(r, 1);
+	pong.a = 92;
+	from_host(&pong, 1);
+	ck_assert_uint_eq(q.stats->heartbeat, 92);
+	from_host_socket(&ready, 1);
+}
+END_TEST
+
+/* each record on its own half: an answer on the ring, a count on the
+ * socket; a DONE on the socket ends the host (none here), and the keeper */
+START_TEST(test_host_record_on_the_wrong_half_ends_the_worker)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_DONE, .idx = 1 };
+
+	w.host_pid = 1;
+	from_host_socket(&r, 1);
+}
+END_TEST
+
+/* a ring whose tail the host moved further than a ring holds ends the
+ * host (none here), and the keeper */
+START_TEST(test_host_ring_tail_out_of_bounds_ends_the_worker)
+{
+	w.host_pid = 1;
+	hv.out->tail = q.chan.cap + 1;
+	rf_queue_host_ring(&q);
 }
 END_TEST
 
@@ -664,7 +728,7 @@ START_TEST(test_host_count_on_another_queue_ends_the_worker)
 
 	w.host_pid = 1;
 	q.qid = 1;
-	from_host(&r, 1);
+	from_host_socket(&r, 1);
 }
 END_TEST
 
@@ -709,19 +773,29 @@ START_TEST(test_requests_wait_while_no_host)
 }
 END_TEST
 
-/* The reaper's word that the host died: what it never read comes back
- * from its end and waits for the next host; what it read and did not
- * answer is settled once its last answers are in (the end of the
- * channel), not before. */
+/* The reaper's word that the host died: what it answered on its ring is
+ * taken; what it never took from the keeper's comes back from the
+ * keeper's own copy (whatever the host wrote over it) and waits for the
+ * next host; what it took and did not answer is settled once its last
+ * answers are in (the end of the channel), not before. */
 START_TEST(test_host_death_takes_back_what_it_never_read)
 {
-	struct rf_chan_rec sent = { .kind = RF_CH_REQ, .idx = 1 };
+	struct rf_chan_rec got[4], answer = { .kind = RF_CH_REPLY, .idx = 2 };
+	struct rf_chan_rec taken[2] = { { .kind = RF_CH_REQ, .idx = 0 },
+					{ .kind = RF_CH_REQ, .idx = 2 } };
+	struct rf_chan_rec untaken = { .kind = RF_CH_REQ, .idx = 1 };
+	char c;
 	int sv[2];
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	with_host(0, 900, FUSE_WRITE); /* read by the host before it died */
-	with_host(1, 902, FUSE_WRITE); /* sent after it died: never read */
-	ck_assert_int_eq(send(sv[0], &sent, sizeof(sent), 0), (int)sizeof(sent));
+	with_host(0, 900, FUSE_WRITE); /* taken by the host before it died */
+	with_host(1, 902, FUSE_WRITE); /* written after: never taken */
+	with_host(2, 904, FUSE_GETATTR); /* answered before it died */
+	keeper_writes(taken, 2);
+	ck_assert_int_eq(rf_chan_take(&hv, got, 4), 2);
+	host_writes(&answer, 1);
+	keeper_writes(&untaken, 1);
+	hv.in_rec[2].idx = 0; /* the dead host's scribble */
 	w.cfg.host_restart = 1;
 	w.host_ready = true;
 	q.host_end = sv[1];
@@ -734,6 +808,8 @@ START_TEST(test_host_death_takes_back_what_it_never_read)
 	ck_assert_int_eq(q.host_end, -1);
 	ck_assert(reqs[1].host_park);
 	ck_assert(!reqs[0].host_park);
+	ck_assert(!reqs[2].host_park);
+	ck_assert_int_eq(reqs[2].state, RQ_WAIT); /* its answer went out */
 	ck_assert_int_eq(reqs[0].state, RQ_PLUGIN); /* its answer may still come */
 	/* the end of the channel: the rest is settled */
 	q.chan_armed = false;
@@ -743,7 +819,7 @@ START_TEST(test_host_death_takes_back_what_it_never_read)
 	ck_assert(reqs[1].host_park);
 	ck_assert_int_eq(reqs[1].state, RQ_PLUGIN);
 	/* the keeper's own end: shut down with the host's */
-	ck_assert_int_eq(recv(sv[0], &sent, sizeof(sent), MSG_DONTWAIT), 0);
+	ck_assert_int_eq(recv(sv[0], &c, 1, MSG_DONTWAIT), 0);
 	close(sv[0]);
 }
 END_TEST
@@ -912,6 +988,8 @@ static Suite *rescue_suite(void)
 	tcase_add_exit_test(tc, test_host_answer_before_ready_ends_the_worker, 1);
 	tcase_add_exit_test(tc, test_host_ready_opens_its_channel, 1);
 	tcase_add_exit_test(tc, test_host_count_on_another_queue_ends_the_worker, 1);
+	tcase_add_exit_test(tc, test_host_record_on_the_wrong_half_ends_the_worker, 1);
+	tcase_add_exit_test(tc, test_host_ring_tail_out_of_bounds_ends_the_worker, 1);
 	tcase_add_test(tc, test_host_death_settles_what_it_held);
 	tcase_add_test(tc, test_requests_wait_while_no_host);
 	tcase_add_test(tc, test_host_death_takes_back_what_it_never_read);
