@@ -32,7 +32,8 @@
 # Workloads: fio, psync, numjobs=2: 1 MiB sequential read and write with
 # O_DIRECT and buffered, 4 KiB random read O_DIRECT; and create (O_CREAT +
 # close), stat and unlink of FILES files, each timed on its own. Rounds
-# interleave targets and workloads, so noise spreads over all of them;
+# interleave targets and workloads, each round starting one target further
+# on, so noise spreads over all of them;
 # each cell is the median of ROUNDS runs with min-max and the ratio to the
 # uring cell; the comparison table gives ringfence / peer as the ratio of
 # medians with the range of the per-round ratios. Server CPU: the serving
@@ -349,10 +350,17 @@ for w in $WORKLOADS; do
 	if [ "$w" = metadata ]; then nw=$((nw + 3)); else nw=$((nw + 1)); fi
 done
 n=0 total=$((ROUNDS * ($(wc -w <<<"$TARGETS") * nw + $(wc -w <<<"$QDS"))))
+# each round starts one target further on, so that no target always runs
+# right after the same one (the tmpfs ceiling first, say)
+read -ra TLIST <<<"$TARGETS"
+order() { # ROUND: the targets in that round's order
+	local i n=${#TLIST[@]}
+	for ((i = 0; i < n; i++)); do echo "${TLIST[$(((i + $1 - 1) % n))]}"; done
+}
 for r in $(seq "$ROUNDS"); do
 	ROUND=$r
 	for w in $WORKLOADS; do
-		for t in $TARGETS; do
+		for t in $(order "$r"); do
 			if [ "$w" = metadata ]; then
 				run_meta "$t" "$r" >"$T/line"
 			else
