@@ -63,7 +63,7 @@ endif
 
 LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c policy/policy.c policy/readfile.c policy/seccomp_policy.c policy/mountinfo.c
 BROKER_SRC := $(wildcard broker/*.c)
-WORKER_SRC := $(wildcard worker/*.c)
+WORKER_SRC := $(wildcard worker/*.c worker/*/*.c)
 CTL_SRC    := tools/ringfencectl.c
 FSCK_SRC   := tools/ringfence-fsck.c plugins/record.c
 PLUGINS    := passthrough memfs hello
@@ -150,23 +150,26 @@ UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
 UNIT_DEPS_check_handover := $(BUILD)/obj/broker/handover.o $(LIB)
 UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
-RESTORE_OBJ := $(BUILD)/obj/worker/restore.o $(BUILD)/obj/worker/nodetab.o $(BUILD)/obj/worker/idmap.o
+PLUGIN_OBJ := $(BUILD)/obj/worker/plugin/dispatch.o $(BUILD)/obj/worker/plugin/reply.o $(BUILD)/obj/worker/plugin/restore.o \
+	$(BUILD)/obj/worker/plugin/nodetab.o $(BUILD)/obj/worker/plugin/idmap.o
+RESTORE_OBJ := $(BUILD)/obj/worker/plugin/restore.o $(BUILD)/obj/worker/plugin/nodetab.o $(BUILD)/obj/worker/plugin/idmap.o
 UNIT_DEPS_check_restore := $(RESTORE_OBJ) $(LIB)
-# check_nodetab includes worker/nodetab.c itself, with points of death
-UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/idmap.o $(LIB)
-UNIT_DEPS_check_dispatch := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
-# rescue.o takes the rest of the queue with it (adoption and probes use the ring)
-UNIT_DEPS_check_rescue := $(BUILD)/obj/worker/rescue.o $(BUILD)/obj/worker/queue.o $(BUILD)/obj/worker/sandbox.o \
-	$(BUILD)/obj/worker/data.o $(BUILD)/obj/worker/backing.o $(BUILD)/obj/worker/host.o $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o \
-	$(BUILD)/obj/worker/channel.o $(BUILD)/obj/worker/title.o $(RESTORE_OBJ) $(LIB)
+# check_nodetab includes worker/plugin/nodetab.c itself, with points of death
+UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/plugin/idmap.o $(LIB)
+UNIT_DEPS_check_dispatch := $(PLUGIN_OBJ) $(LIB)
+# rescue.o takes the rest of the keeper with it (adoption and probes use the ring)
+UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj/worker/host/host.o \
+	$(BUILD)/obj/worker/sandbox.o $(BUILD)/obj/worker/channel.o $(BUILD)/obj/worker/mbox.o \
+	$(BUILD)/obj/worker/title.o $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
-UNIT_DEPS_check_passthrough := $(BUILD)/obj/worker/dispatch.o $(BUILD)/obj/worker/reply.o $(RESTORE_OBJ) $(LIB)
+UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 
 $(BUILD)/pic/tests/plugins/%.o: CFLAGS += -Iworker
+$(BUILD)/obj/worker/%.o: CFLAGS += -Iworker
 
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\" -DSHIPPED_POLICY=\"$(abspath seccomp.policy)\"
 
@@ -248,6 +251,7 @@ deps:
 
 check-unit: $(UNIT_BINS) $(PLUGIN_SOS)
 	@./tests/run-unit.sh $(UNIT_BINS)
+	@./tests/check-calls.py $(call obj,$(WORKER_SRC))
 
 check-san:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-san SAN=1 check-unit

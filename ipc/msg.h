@@ -51,7 +51,7 @@ enum rf_msg_type {
 /* A worker that exits with this found its FUSE connection ended: there is
  * nothing to recover. */
 #define RF_EXIT_CONN_GONE 3
-/* The worker's plugin host (worker/host.c) was killed by signal N: the
+/* The worker's plugin host (worker/host/host.c) was killed by signal N: the
  * keeper, PID 1 of its namespace, cannot die of a signal it sends itself,
  * so it exits with 128 + N, as a shell reports it. */
 #define RF_EXIT_HOST_SIGNAL 128
@@ -68,7 +68,7 @@ static inline int rf_host_signal(int status)
 
 /* The broker's kick after a respawn is a STATFS made with this fsuid and
  * fsgid (broker/recovery.c); the worker's framework answers it itself and
- * never hands it to the plugin (worker/dispatch.c). */
+ * never hands it to the plugin (worker/plugin/dispatch.c). */
 #define RF_KICK_UID 0xfffffffeU
 #define RF_KICK_GID 0xfffffffeU
 
@@ -84,7 +84,7 @@ struct rf_msg_hello {
 #define RF_WORKER_TITLE "ringfence-worker: %s %s"
 #define RF_PATH_MAX 1024
 
-/* The restore tables (worker/restore.c): one of the policy's restore_nodes
+/* The restore tables (worker/plugin/restore.c): one of the policy's restore_nodes
  * node records, one of a quarter as many open files (and 16), records of
  * at most RF_RESTORE_RECORD bytes with keys of at most RF_RESTORE_KEY_MAX,
  * each table after a page for its header. */
@@ -145,7 +145,7 @@ struct rf_msg_config {
 /* Switches for make bench only, to measure what the defaults cost. */
 #define RF_BENCH_NO_SANDBOX 1u /* no namespaces, no new root, no seccomp */
 #define RF_BENCH_PLAIN_IO 2u /* file data by pread/pwrite, not fixed-buffer ops */
-#define RF_BENCH_EAGER_FORGET 4u /* read each FORGET at once (no rest, queue.c) */
+#define RF_BENCH_EAGER_FORGET 4u /* read each FORGET at once (no rest, keeper/request.c) */
 #define RF_BENCH_NO_PIN 8u /* queue threads free to run on any CPU */
 #define RF_BENCH_PRIVATE_PAYLOAD 16u /* payloads in the worker's own memory, data in line */
 /* each host queue thread on the next CPU, and both sides polling the

@@ -95,11 +95,11 @@ struct rf_queue_stats {
 	uint64_t bytes_written; /* WRITE data received from clients */
 	uint64_t latency_max_ns; /* arrival to reply, slowest */
 	uint64_t heartbeat; /* the last PING this queue's thread answered */
-	uint64_t inline_ops; /* small transfers done by pread/pwrite (see queue.c) */
+	uint64_t inline_ops; /* small transfers done by pread/pwrite (see worker/keeper/data.c) */
 	uint64_t inline_bytes;
 	uint64_t zero_copy_ops; /* fixed-buffer ops on a request's client pages (7.46) */
 	uint64_t zero_copy_bytes;
-	/* restore_nodes (worker/restore.c): node ids and open files the
+	/* restore_nodes (worker/plugin/restore.c): node ids and open files the
 	 * successors restored, those they could not, and those the table had
 	 * no room for (not restorable) */
 	uint64_t restored_nodes;
@@ -136,7 +136,7 @@ struct rf_slot_state {
 	uint32_t state;
 	uint32_t opcode;
 	uint32_t generation; /* of the worker that fetched it */
-	uint32_t reruns; /* 1: a successor is running it again (worker/rescue.c) */
+	uint32_t reruns; /* 1: a successor is running it again (worker/keeper/rescue.c) */
 };
 
 struct rf_pool_ctl {
@@ -165,7 +165,7 @@ struct rf_pool_ctl {
  * The ids of the last requests any worker of the mount received, indexed by
  * (id / 2) % RF_SEEN_IDS. The kernel numbers requests 2, 4, 6, ... per
  * connection; an id in the table's range that is not in it was never
- * received: a successor asks each queue for it (see worker/rescue.c).
+ * received: a successor asks each queue for it (see worker/keeper/rescue.c).
  */
 #define RF_SEEN_IDS 16384
 

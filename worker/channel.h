@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Between the worker's two processes (worker/host.c says why there are
+ * Between the worker's two processes (worker/host/host.c says why there are
  * two): the keeper, which holds the rings and the pool's records, and the
  * plugin host, which runs the plugin. Each queue has a channel of two
  * halves, and each kind of record travels on one of them (the table in
@@ -88,7 +88,7 @@ enum rf_chan_via {
 #define RF_CHF_FD_READ (1u << 3) /* zero copy: read len bytes at a from the file */
 #define RF_CHF_FD_WRITE (1u << 4) /* zero copy: write the request's data at a */
 /* an open or create answered: the file that came with it backs the
- * handle in the reply, and the keeper serves its data (backing.c) */
+ * handle in the reply, and the keeper serves its data (keeper/backing.c) */
 #define RF_CHF_BACKING (1u << 5)
 
 /* RF_CH_COUNT indexes */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * ringfence-worker: serves one mount for the broker, as two processes
- * (host.c says why): the keeper, this process, and the plugin host.
+ * (host/host.c says why): the keeper, this process, and the plugin host.
  *
  * Start-up runs as root, trusted, and does only this: take the configuration
  * and the inherited rings, map the pool at the broker's address, make the
@@ -30,6 +30,8 @@
 #include "seccomp_policy.h"
 #include "title.h"
 #include "worker.h"
+#include "host/host.h"
+#include "keeper/keeper.h"
 
 /* descriptors a worker may hold: pool, rings, plugin files (passthrough
  * keeps one per inode the kernel knows); the host's hard limit if lower */
@@ -142,7 +144,7 @@ static void recv_config(void)
 		fail(errno ? errno : EEXIST, "map the pool at 0x%llx",
 		     (unsigned long long)W.cfg.pool_addr);
 	/* the same pool, read-only, for the plugin host's view of the
-	 * records (host.c); the keeper closes it at the fork */
+	 * records (host/host.c); the keeper closes it at the fork */
 	{
 		char path[64];
 
@@ -305,7 +307,7 @@ static void load_plugin(int plugin_fd)
 	W.plugin = &plugin_copy;
 }
 
-/* The queue threads' trusted start-up (queue.c), before the privilege
+/* The queue threads' trusted start-up (keeper/loop.c), before the privilege
  * drop: a zero-copy queue needs CAP_SYS_ADMIN in the thread that adds it,
  * and that thread must be the one that serves its ring (single issuer). */
 static void prepare_queues(void)
@@ -597,7 +599,7 @@ static void keep_only_host_fds(void)
 	free(keep);
 }
 
-/* The plugin host (host.c): the keeper's child, from the fork on. Its own
+/* The plugin host (host/host.c): the keeper's child, from the fork on. Its own
  * view of the pool, its own privilege drop and deny list, then the plugin,
  * and its threads serve until the keeper says STOP. One the keeper starts
  * after a host died (@again) is the keeper's already in all but the deny

@@ -51,7 +51,7 @@ static inline void rf_sqe_tag_gen(struct io_uring_sqe *sqe, const void *p, enum 
 	sqe->user_data = (uint64_t)(uintptr_t)p | tag | (uint64_t)gen << RF_TAG_GEN_SHIFT;
 }
 
-/* a probe carries its id, which must stay below 2^61 (rescue.c takes ids
+/* a probe carries its id, which must stay below 2^61 (keeper/rescue.c takes ids
  * below 2^60 only) */
 static inline void rf_sqe_tag_probe(struct io_uring_sqe *sqe, uint64_t id)
 {

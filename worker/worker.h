@@ -15,7 +15,7 @@
 #include "fuse_uapi.h"
 #include "msg.h"
 #include "pool.h"
-#include "restore.h"
+#include "plugin/restore.h"
 #include "ringfence/plugin.h"
 
 struct rf_queue;
@@ -44,7 +44,7 @@ struct rf_req {
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
 	/* that commit's completion is to be dropped: an inherited entry took
-	 * the slot meanwhile (rescue.c) */
+	 * the slot meanwhile (keeper/rescue.c) */
 	bool adopt_stale;
 	bool rerun; /* running a dead predecessor's request again */
 	bool candidate; /* a dead entry that ended a lost request may use this slot */
@@ -69,7 +69,7 @@ struct rf_req {
 	bool kill_suidgid; /* rf_req_kill_suidgid() */
 	atomic_int interrupted;
 	uint64_t start_ns; /* when the request arrived */
-	/* for restore.c: the node id as the kernel sent it, and the names
+	/* for plugin/restore.c: the node id as the kernel sent it, and the names
 	 * (and second directory) of a request that makes, moves or removes
 	 * one; they point into the request like its other arguments */
 	uint64_t kid;
@@ -92,7 +92,7 @@ struct rf_req {
 	uint8_t done_flags;
 	uint32_t moved;
 	/* host: the file an open or create reply names (rf_req_backing), or
-	 * -1; keeper: the backing file this transfer uses (backing.c), or -1 */
+	 * -1; keeper: the backing file this transfer uses (keeper/backing.c), or -1 */
 	int backing_fd;
 	int32_t backing_ref;
 
@@ -120,7 +120,7 @@ struct rf_queue {
 	uint64_t probe_id; /* the lost request being asked for */
 	bool files_held; /* a data slot of the ring still holds a plugin's file */
 	/* the io-uring transport's /dev/fuse reader, not reposted after a
-	 * FORGET until forget_due (queue.c: park_forget_reader) */
+	 * FORGET until forget_due (keeper/request.c: rf_queue_park_reader) */
 	struct rf_req *parked;
 	uint64_t forget_due;
 	int *no_files; /* nreqs times -1: what empties the data slots */
@@ -132,7 +132,7 @@ struct rf_queue {
 	bool zc; /* a zero-copy queue: FUSE_URING_ZERO_COPY, a buffer slot per entry */
 	int setup_err; /* of its trusted start-up, with what failed */
 	char failed[160];
-	/* ringfenced --learn-seccomp (learn.c): this thread's id, and the
+	/* ringfenced --learn-seccomp (plugin/learn.c): this thread's id, and the
 	 * operation of the request it last handed to the plugin */
 	pid_t tid;
 	uint32_t learn_op;
@@ -203,12 +203,12 @@ struct rf_worker {
 	struct rf_pool_ctl *ctl;
 	void *state; /* the plugin's state (cfg.state_size bytes), or NULL */
 	void *restore_mem; /* the restore table (cfg.restore_size bytes), or NULL */
-	struct rf_restore *restore; /* restore.c, NULL when off */
+	struct rf_restore *restore; /* plugin/restore.c, NULL when off */
 	int ipc_fd;
 	const struct rf_plugin *plugin;
 	void *userdata;
 	int source_fd;
-	bool memory_source; /* the source is on tmpfs or ramfs (data.c) */
+	bool memory_source; /* the source is on tmpfs or ramfs (keeper/data.c) */
 	struct rf_queue *queues;
 	uint32_t nqueues;
 	atomic_int stop;
@@ -228,7 +228,7 @@ struct rf_worker {
 	pthread_cond_t start_cond;
 	uint32_t prepared; /* queue threads done with their trusted start-up */
 	bool serving; /* the main thread let them register and serve */
-	/* which of the two processes (host.c) this is: the keeper, which
+	/* which of the two processes (host/host.c) this is: the keeper, which
 	 * the broker started, or the plugin host */
 	const struct rf_side *side;
 	pid_t host_pid; /* keeper: the host's, 0 with no host (the EIO responder) */
@@ -248,19 +248,10 @@ struct rf_worker {
 	uint16_t hgen;
 };
 
-/* queue.c: start every queue's thread and wait until each has enabled its
- * ring, added its queue and pool and dropped its own privileges, while the
- * process is still root (0, or -errno with the queue and step in @why);
- * then, once the whole process has dropped them and the plugin is loaded,
- * let them register their entries and serve (returns when every queue
- * has); wake a queue (from any thread); and, called by the reply
- * functions once a reply is complete, hand it to its queue. */
-int rf_queues_prepare(struct rf_worker *w, char *why, size_t len);
-
 /* What differs between the worker's two processes, for the code both run
  * (the plugin's replies, the channel, the restore's counters): the
- * keeper's (queue.c) or the plugin host's (host.c), set once as each
- * starts. */
+ * keeper's (keeper/loop.c) or the plugin host's (host/host.c), set once
+ * as each starts. */
 struct rf_side {
 	const char *name; /* in ps: "keeper", "host" */
 	/* a reply the plugin made, from any thread */
@@ -271,68 +262,49 @@ struct rf_side {
 	/* a counter of the pool's statistics (RF_CNT_*, channel.h) */
 	void (*count)(struct rf_worker *w, uint32_t which, uint64_t a, uint32_t len, int32_t error);
 };
-extern const struct rf_side rf_keeper_side;
-extern const struct rf_side rf_host_side;
 
-void rf_queues_serve(struct rf_worker *w);
+/* mbox.c, a queue thread's in either process: a reply made on another
+ * thread is put in the mailbox and the queue's thread woken on @evfd;
+ * the thread empties it (a list by mbox_next). rf_queue_wake wakes a
+ * keeper queue thread (from any thread). rf_queue_pin puts the calling
+ * thread on its queue's CPU (the kernel queues a request on its
+ * client's CPU's queue), unless make bench says otherwise. */
+void rf_mbox_put(struct rf_req *req, int evfd);
+struct rf_req *rf_mbox_take(struct rf_queue *q);
 void rf_queue_wake(struct rf_queue *q);
-void rf_req_finish(struct rf_req *req);
-/* host.c (its comment says what the host is): before the fork, as root,
- * the host's channels and rings (0, or -errno with what in @why); after
- * it, each process lets go of the other's parts; the host maps the
- * pool's records read-only. Then the host serves (returns when the keeper
- * says STOP) and replies from any host thread (rf_host_side). In the keeper: the host is
- * waited for at start, told PING and STOP, reaped; and a host that died
- * ends the keeper with its status (rf_host_lost does not return). */
-int rf_host_prepare(struct rf_worker *w, char *why, size_t len);
-void rf_host_forked_keeper(struct rf_worker *w);
-int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len);
-int rf_host_serve(struct rf_worker *w);
-void rf_host_wait_ready(struct rf_worker *w);
-void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
-void rf_host_reap(struct rf_worker *w);
-void rf_host_lost(struct rf_worker *w, const char *why) __attribute__((noreturn));
-/* host_restart, in the keeper: a thread of its own reaps each host and
- * tells the queue threads and the broker (rf_host_reaper_start); each
- * queue thread then takes back what the host never read
- * (rf_queue_host_notice, rf_queue_host_unsent) and, at the end of its
- * channel, settles what the host held: run again or EIO
- * (rf_queue_host_gone, by rf_host_down). rf_host_down is also what a
- * queue thread calls when its channel fails: it ends a host that no
- * longer speaks to it (without host_restart, as rf_host_lost). The main
- * thread starts the next host on the broker's HOST_START
- * (rf_host_respawn; the child returns from it as the new host, in
- * host_main). */
-void rf_host_down(struct rf_queue *q, const char *why);
-void rf_queue_host_gone(struct rf_queue *q);
-void rf_queue_host_unsent(struct rf_queue *q, const struct rf_chan_rec *r, uint32_t n);
-void rf_queue_host_notice(struct rf_queue *q);
-void rf_host_reaper_start(struct rf_worker *w);
-pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation);
+void rf_queue_pin(struct rf_queue *q);
 
+/* The registered buffer of @req's payload on its queue's plugin host
+ * ring, in the order the keeper registers them (keeper/plugin_host.c):
+ * the queue's kernel pool, then the /dev/fuse reader's payload; or each
+ * entry's own payload. */
+static inline int rf_host_buf(const struct rf_req *req)
+{
+	if (req->q->qpool_size)
+		return req->classic ? 1 : 0;
+	return (int)req->idx;
+}
+
+/* ---- plugin/: the plugin's ABI, run by the host (and by the keeper
+ * itself as the EIO responder) ---- */
+
+/* plugin/reply.c: a reply is complete (the process's rf_side.finish) */
+void rf_req_finish(struct rf_req *req);
+/* reply.c: a transfer of req->done bytes is over: the reply it makes (a
+ * READ's length, a WRITE's fuse_write_out) */
+void rf_reply_moved(struct rf_req *req);
 /* reply.c: whether @len bytes at @buf are directory entries a client may
  * be given (READDIRPLUS's if @plus): each whole, its name 1 to NAME_MAX
  * bytes with no '/' and no NUL; else false, and why. Pure. */
 bool rf_dirents_ok(const void *buf, uint32_t len, bool plus, char *why, size_t whylen);
 /* reply.c: the most bytes @req may carry back */
 uint32_t rf_reply_limit(const struct rf_req *req);
-/* data.c: whether the source is on a memory file system (once, at start) */
-void rf_data_probe_source(struct rf_worker *w);
-
-/* rescue.c: the pool's table of received request ids (@id / 2 indexes it;
- * odd ids, interrupts, are not recorded), and a successor's list of the ids
- * in its range that no worker received, newest first, plus the next
- * 2 * (nslots + 16) ids past the newest received. */
-void rf_seen_record(struct rf_worker *w, uint64_t id);
-bool rf_seen(const struct rf_worker *w, uint64_t id);
-void rf_rescue_plan(struct rf_worker *w);
-
-/* dispatch.c */
+/* plugin/dispatch.c */
 /* Size of each opcode's first argument on the wire (0 if none or unknown). */
 uint32_t rf_op_arg0_size(uint32_t opcode);
 struct rf_sc_policy;
 const char *rf_op_name(uint32_t opcode);
-/* learn.c: load @p as ringfenced --learn-seccomp asks (every call it would
+/* plugin/learn.c: load @p as ringfenced --learn-seccomp asks (every call it would
  * refuse is let through and logged once per operation); 0 or -errno */
 int rf_learn_start(struct rf_worker *w, const struct rf_sc_policy *p);
 /* Parse the request in @req (in, arg0, rest filled) and call the plugin.
@@ -376,19 +348,7 @@ static inline uint64_t rf_gen_tag(uint32_t generation)
 	return (uint64_t)(generation % 65535 + 1) << RF_ID_BITS;
 }
 
-/* reply.c */
+/* plugin/reply.c */
 void rf_req_reset(struct rf_req *req);
-
-/* backing.c, in the keeper: files whose data the keeper moves itself
- * (its comment says why). rf_backing_add takes @fd for handle @fh (true)
- * or leaves it to the caller (false: no regular file, the handle taken,
- * the table full); rf_backing_serve answers @req itself if it is a READ
- * or WRITE of such a file (true); rf_backing_put lets go of its file;
- * rf_backing_release forgets a handle the kernel released. */
-#define RF_BACKING_MAX 16384
-bool rf_backing_add(struct rf_queue *q, uint64_t fh, int fd);
-bool rf_backing_serve(struct rf_req *req);
-void rf_backing_put(struct rf_req *req);
-void rf_backing_release(uint64_t fh);
 
 #endif /* RINGFENCE_WORKER_H */

@@ -337,7 +337,7 @@ rf_assert_process_fds() {
 			rings=$((rings + 1)) ;;
 		*:anon_inode:\[eventfd\]) evs=$((evs + 1)) ;;
 		host:*:/source | host:*:/source/*) ;;
-		keeper*:*:/source/*) ;; # a backing file (worker/backing.c), while open
+		keeper*:*:/source/*) ;; # a backing file (worker/keeper/backing.c), while open
 		keeper+:*:/source | keeper+:*:*.so | keeper+:*:/memfd:ringfence-pool*) ;;
 		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac

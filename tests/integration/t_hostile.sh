@@ -84,7 +84,7 @@ case ",$opts," in *,nosuid,*nodev,* | *,nodev,*nosuid,*) ;; *) rf_fail "mount op
 [ "$(rf_field h state)" = running ] || rf_fail "hostile worker died from refused attacks"
 rf_bystander_ok refused
 
-# backing files (rf_req_backing, worker/backing.c): the keeper serves the
+# backing files (rf_req_backing, worker/keeper/backing.c): the keeper serves the
 # data of a file the plugin names, from that file; what is no regular
 # file it refuses, and the plugin answers
 rf_log "backing files: a directory refused, a file served by the keeper"

@@ -47,7 +47,7 @@ for _ in $(rf_tries 50); do
 done
 forgets=$(($(rf_field pt forgets) - f0)) reads=$(($(rf_field pt classic_requests) - r0))
 [ "$forgets" -ge 2000 ] || rf_fail "2000 unlinks, $forgets FORGETs"
-# each read of /dev/fuse rests 10 ms after a FORGET (worker/queue.c)
+# each read of /dev/fuse rests 10 ms after a FORGET (worker/keeper/request.c)
 [ "$TRANSPORT" = classic ] || [ $((reads * 2)) -le "$forgets" ] ||
 	rf_fail "$forgets FORGETs in $reads reads of /dev/fuse: not batched"
 rf_log "  $forgets FORGETs in $reads reads"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Request parsing and reply encoding, without a ring: the queue's
- * rf_req_finish() is replaced by a recorder. Malformed requests must be
+ * Request parsing and reply encoding, without a ring: the process's
+ * rf_side.finish is a recorder. Malformed requests must be
  * answered without reaching the plugin.
  */
 #include "check_main.h"
@@ -19,12 +19,14 @@ static struct rf_req req;
 static char slot[4096 + 65536];
 static int finished;
 
-/* the recorder standing in for queue.c */
-void rf_req_finish(struct rf_req *r)
+/* the recorder standing in for the keeper */
+static void record_finish(struct rf_req *r)
 {
 	finished++;
 	r->state = RQ_WAIT;
 }
+
+static const struct rf_side test_side = { .name = "test", .finish = record_finish };
 
 static struct {
 	int calls;
@@ -136,6 +138,7 @@ static void setup(void)
 	w.tag = rf_gen_tag(0);
 	w.nqueues = 1;
 	w.queues = &q;
+	w.side = &test_side;
 	q.w = &w;
 	q.stats = &stats;
 	q.reqs = &req;

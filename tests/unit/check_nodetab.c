@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The restore table (worker/nodetab.c): records that outlive their writer,
+/* The restore table (worker/plugin/nodetab.c): records that outlive their writer,
  * whatever instruction it was killed at, and memory nobody can trust. */
 #include "check_main.h"
 #include <errno.h>
@@ -21,7 +21,7 @@ static int steps, step_limit, dying;
 		if (dying && ++steps == step_limit) \
 			_exit(0);                   \
 	} while (0)
-#include "../../worker/nodetab.c"
+#include "../../worker/plugin/nodetab.c"
 
 #define AREA (64 * 1024)
 #define KEYMAX 40

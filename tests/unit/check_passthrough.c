@@ -29,10 +29,12 @@ static char slot[4096 + 65536];
 static char dir[96], src[128], outside[128];
 static void *handle;
 
-void rf_req_finish(struct rf_req *r)
+static void record_finish(struct rf_req *r)
 {
 	r->state = RQ_WAIT;
 }
+
+static const struct rf_side test_side = { .name = "test", .finish = record_finish };
 
 static void at(char *buf, size_t len, const char *base, const char *name)
 {
@@ -95,6 +97,7 @@ static void setup(void)
 	w.tag = rf_gen_tag(0);
 	w.nqueues = 1;
 	w.queues = &q;
+	w.side = &test_side;
 	q.w = &w;
 	q.stats = &stats;
 	q.reqs = &req;

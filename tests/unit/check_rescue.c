@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What a successor does for a dead worker (worker/rescue.c): the seen
+ * What a successor does for a dead worker (worker/keeper/rescue.c): the seen
  * table and the ids it asks for; and, on a real io_uring that reaches no
  * FUSE connection, what it records and sends for each slot.
  */
@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "queue_i.h"
+#include "host/host.h"
+#include "keeper/keeper_i.h"
 #include "uring_uapi.h"
 #include "worker.h"
 
@@ -249,7 +250,7 @@ START_TEST(test_adopt_eio_is_recorded_answered_before_it_is_sent)
 	 * says so before the commit goes out, for the commit may fetch the
 	 * next request into the slot and a successor of ours must know */
 	slot(0, 40, FUSE_WRITE, RF_SLOT_FETCHED);
-	rf_adopt(&reqs[0]);
+	rf_adopt(&reqs[0], rf_queue_reap);
 	ck_assert_uint_eq(slots[0].state, RF_SLOT_ANSWERED);
 	ck_assert_int_eq(answer_in(0).error, -EIO);
 	ck_assert_uint_eq(answer_in(0).unique, 40);
@@ -271,7 +272,7 @@ START_TEST(test_adopt_sends_a_complete_answer_as_it_is)
 	memcpy(hdrs[1].in_out, &oh, sizeof(oh));
 	hdrs[1].ring_ent_in_out.payload_sz = 8;
 	reqs[1].payload_cap = 4096;
-	rf_adopt(&reqs[1]);
+	rf_adopt(&reqs[1], rf_queue_reap);
 	ck_assert_int_eq(answer_in(1).error, 0);
 	ck_assert_uint_eq(hdrs[1].ring_ent_in_out.payload_sz, 8);
 	ck_assert_uint_eq(queued(&op)->commit_id, 44);
@@ -295,7 +296,7 @@ START_TEST(test_rescue_doubts_every_slot_whose_entry_may_have_moved_on)
 	slots[1].commit_id = 44;
 	slots[1].opcode = FUSE_WRITE;
 	slot(2, 48, FUSE_WRITE, RF_SLOT_ANSWERED);
-	rf_rescue(&q);
+	rf_rescue(&q, rf_queue_reap);
 	ck_assert(!reqs[0].candidate);
 	ck_assert(reqs[1].candidate);
 	ck_assert(reqs[2].candidate);
@@ -359,7 +360,7 @@ static void kernel_fetches(uint32_t e, uint64_t id)
 START_TEST(test_inherited_entry_fetches_into_an_adopted_slot)
 {
 	adopted_candidate(2);
-	rf_adopt(&reqs[2]);
+	rf_adopt(&reqs[2], rf_queue_reap);
 	ck_assert_int_eq(reqs[2].state, RQ_WAIT);
 	ck_assert(reqs[2].adopting);
 	kernel_fetches(2, 60);
@@ -388,7 +389,7 @@ START_TEST(test_adoption_writes_nothing_over_an_inherited_fetch)
 	io_uring_prep_nop(sqe);
 	rf_sqe_tag_probe(sqe, 777);
 	ck_assert_int_eq(io_uring_submit(&q.ring), 1);
-	rf_adopt(&reqs[2]);
+	rf_adopt(&reqs[2], rf_queue_reap);
 	ck_assert(!reqs[2].adopting);
 	ck_assert(!reqs[2].adopt_stale);
 	ck_assert(!reqs[2].candidate);
@@ -440,13 +441,13 @@ START_TEST(test_adopt_a_spoiled_record)
 
 	slot(0, 80, FUSE_WRITE, RF_SLOT_FETCHED);
 	slots[0].commit_id = 81;
-	rf_adopt(&reqs[0]);
+	rf_adopt(&reqs[0], rf_queue_reap);
 	ck_assert_uint_eq(queued(&op)->commit_id, 80);
 	ck_assert_uint_eq(answer_in(0).unique, 80);
 	ck_assert_int_eq(answer_in(0).error, -EIO);
 	slot(1, 0, FUSE_WRITE, RF_SLOT_ANSWERED);
 	slots[1].commit_id = 91;
-	rf_adopt(&reqs[1]);
+	rf_adopt(&reqs[1], rf_queue_reap);
 	ck_assert(!reqs[1].adopting);
 	ck_assert_uint_eq(slots[1].state, RF_SLOT_NONE);
 	ck_assert_ptr_nonnull(strstr(last_line, "not adopted"));
@@ -824,7 +825,7 @@ START_TEST(test_host_death_takes_back_what_it_never_read)
 }
 END_TEST
 
-/* ---- backing files (worker/backing.c): the keeper serves their data ---- */
+/* ---- backing files (worker/keeper/backing.c): the keeper serves their data ---- */
 
 /* the host's record @r with the file @fd, as one message */
 static void from_host_with_file(const struct rf_chan_rec *r, int fd)

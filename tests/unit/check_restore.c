@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Node ids and open files across worker generations (worker/restore.c):
+ * Node ids and open files across worker generations (worker/plugin/restore.c):
  * what one generation records, the next restores through the plugin's
  * hooks, parents first, with the open flags less O_TRUNC; names follow
  * renames; whatever a table holds, the hooks see only what the table could
@@ -72,7 +72,7 @@ static int h_reopen(void *ud, uint64_t ino, int flags, int dir, uint64_t *fh)
 static struct rf_plugin plugin = { RF_PLUGIN_INIT, .name = "fake", .restore_node = h_restore,
 				   .reopen = h_reopen };
 
-/* the keeper's counters (queue.c), which the host reaches by COUNT */
+/* the keeper's counters (keeper/answer.c), which the host reaches by COUNT */
 static void count(struct rf_worker *cw, uint32_t which, uint64_t a, uint32_t len, int32_t error)
 {
 	ck_assert_ptr_eq(cw, &w);

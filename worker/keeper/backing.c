@@ -6,8 +6,8 @@
  * A plugin that serves a file's bytes straight from a file of its own
  * (passthrough does) names that file once, with its open or create reply;
  * the host passes it to the keeper with the reply's record, and from then
- * on the keeper answers the file's READs and WRITEs itself (data.c says
- * how), without handing them to the host: a request then costs
+ * on the keeper answers the file's READs and WRITEs itself (below),
+ * without handing them to the host: a request then costs
  * the client and the keeper two context switches, as in a one-process
  * server, instead of four. Until the kernel RELEASEs the handle, which
  * reaches the host as before.
@@ -32,7 +32,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "queue_i.h"
+#include "keeper_i.h"
+#include "uring_uapi.h"
 
 #define RF_BACKING_BUCKETS 8192 /* a power of two */
 
@@ -213,6 +214,158 @@ bool rf_backing_serve(struct rf_req *req)
 		req->off = wr->offset;
 		req->len = req->rest_len;
 	}
-	rf_data_kept_start(req);
+	rf_backing_move(req);
 	return true;
+}
+
+/* An open or create answered with a backing file (rf_req_backing): it
+ * serves the handle the reply gives the kernel, as the keeper commits it. */
+void rf_backing_take(struct rf_queue *q, struct rf_req *req, int *fd)
+{
+	uint32_t at = req->in.opcode == FUSE_CREATE ? sizeof(struct fuse_entry_out) : 0;
+	struct fuse_open_out o;
+
+	if ((req->in.opcode != FUSE_OPEN && req->in.opcode != FUSE_CREATE) ||
+	    req->reply_len < at + sizeof(o) || !req->payload) {
+		log_warnx("queue %u: the plugin host passed a backing file with %s, no open or "
+			  "create; ignored",
+			  q->qid, rf_op_name(req->in.opcode));
+		return;
+	}
+	memcpy(&o, req->payload + at, sizeof(o));
+	if (rf_backing_add(q, o.fh, *fd))
+		*fd = -1;
+}
+
+/*
+ * A backing file's READ or WRITE, between its file and the
+ * request's payload, in the keeper: by pread/pwrite on memory file
+ * systems, as the host moves their data; elsewhere, and whenever the data
+ * is zero-copied (in the client's pages, this entry's buffer slot), by a
+ * fixed-buffer op on the FUSE ring, from the file installed in the
+ * entry's data slot.
+ * The file is the table's (counted for this transfer), never closed here.
+ */
+static void kept_post(struct rf_req *req)
+{
+	struct io_uring_sqe *sqe = rf_queue_sqe(req->q);
+	/* zero-copied: the client's pages, this entry's buffer, from 0 */
+	char *buf = req->zc ? (char *)(uintptr_t)req->done : req->payload + req->done;
+	int index = req->zc ? RF_BUF_INDEX_ZC + (int)req->idx : RF_BUF_INDEX_POOL;
+	uint32_t n = req->len - req->done;
+	uint64_t off = req->off + req->done;
+	int slot = (int)(RF_FILE_SLOT_DATA + req->idx);
+
+	if (req->fd_op == RF_FDOP_READ)
+		io_uring_prep_read_fixed(sqe, slot, buf, n, off, index);
+	else
+		io_uring_prep_write_fixed(sqe, slot, buf, n, off, index);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	rf_sqe_tag(sqe, req, RF_TAG_DATA);
+	req->state = RQ_DATA;
+}
+
+static void kept_end(struct rf_req *req)
+{
+	rf_reply_moved(req);
+	rf_backing_put(req);
+	req->fd = -1;
+	rf_queue_commit(req);
+}
+
+static void kept_count(struct rf_req *req, uint32_t n)
+{
+	struct rf_queue_stats *st = req->q->stats;
+
+	if (req->inline_io) {
+		st->inline_ops++;
+		st->inline_bytes += n;
+	} else if (req->fd_op == RF_FDOP_READ) {
+		st->read_fixed_ops++;
+		st->read_fixed_bytes += n;
+	} else {
+		st->write_fixed_ops++;
+		st->write_fixed_bytes += n;
+	}
+	if (req->zc) {
+		st->zero_copy_ops++;
+		st->zero_copy_bytes += n;
+	}
+	req->done += n;
+}
+
+/* The rest of a transfer by pread/pwrite on this thread: whole, or to the
+ * end of the file. */
+static void kept_inline(struct rf_req *req)
+{
+	req->inline_io = true;
+	while (req->done < req->len) {
+		char *buf = req->payload + req->done;
+		uint32_t n = req->len - req->done;
+		off_t off = (off_t)(req->off + req->done);
+		ssize_t s = req->fd_op == RF_FDOP_READ ? pread(req->fd, buf, n, off)
+						       : pwrite(req->fd, buf, n, off);
+
+		if (s <= 0) {
+			if (s < 0 && req->done == 0)
+				req->error = errno < 512 ? errno : EIO;
+			break;
+		}
+		kept_count(req, (uint32_t)s);
+	}
+	kept_end(req);
+}
+
+/* A fixed-buffer op of a backing file's transfer completed. One the ring
+ * cancelled goes on by pread/pwrite: io_uring cancels an op it cannot
+ * give a kernel worker thread, and the tenant's pids limit (which the
+ * plugin's own threads count against) can leave it none. */
+void rf_backing_moved(struct rf_req *req, int res)
+{
+	if ((res == -ECANCELED || res == -EAGAIN) && !req->zc) {
+		kept_inline(req);
+		return;
+	}
+	if (res <= 0) {
+		if (res < 0 && req->done == 0)
+			req->error = -res < 512 ? -res : EIO;
+		kept_end(req);
+		return;
+	}
+	kept_count(req, (uint32_t)res);
+	if (req->done < req->len)
+		kept_post(req); /* short transfer: carry on */
+	else
+		kept_end(req);
+}
+
+void rf_backing_move(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA + req->idx,
+					    .fds = (uint64_t)(uintptr_t)&req->fd };
+	int r;
+
+	req->done = 0;
+	/* (make bench's unsafe modes: as the host moves data in them) */
+	req->inline_io = !req->zc &&
+			 (q->w->memory_source ||
+			  (q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD)));
+	if (req->len == 0) {
+		kept_end(req);
+		return;
+	}
+	if (req->inline_io) {
+		kept_inline(req);
+		return;
+	}
+	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
+	if (r < 0) {
+		req->error = EIO;
+		log_warnx("queue %u: install a backing file: %s", q->qid, strerror(-r));
+		kept_end(req);
+		return;
+	}
+	q->files_held = true;
+	kept_post(req);
 }

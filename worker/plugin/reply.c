@@ -13,6 +13,24 @@
 #include "log.h"
 #include "worker.h"
 
+void rf_req_finish(struct rf_req *req)
+{
+	req->q->w->side->finish(req);
+}
+
+void rf_reply_moved(struct rf_req *req)
+{
+	if (req->fd_op == RF_FDOP_READ) {
+		req->reply_len = req->done;
+	} else {
+		struct fuse_write_out o = { .size = req->done };
+
+		memcpy(req->payload, &o, sizeof(o));
+		req->reply_len = sizeof(o);
+	}
+	req->fd_op = RF_FDOP_NONE;
+}
+
 void rf_req_reset(struct rf_req *req)
 {
 	req->replied = false;

@@ -4,32 +4,16 @@
  * it registers fresh entries: the requests recorded in the slots are
  * adopted (rf_adopt: answered as the dead worker had, run again, or EIO),
  * and those the kernel handed over but never delivered are found and ended
- * (rf_rescue). The seen table and the list of ids to ask for are pure
- * (rf_seen_*, rf_rescue_plan): the unit tests drive them.
+ * (rf_rescue). The list of ids to ask for is pure (rf_rescue_plan, over
+ * the seen table of ring.c): the unit tests drive it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
-#include "queue_i.h"
+#include "keeper_i.h"
 #include "uring_uapi.h"
-
-/* Ids grow by 2 per request from 2 and never reach this in a mount's life;
- * a probe carries its id in user_data above a 3-bit tag (queue.c), so it
- * must stay below 2^61. */
-#define RF_SEEN_ID_MAX (1ULL << 60)
-
-void rf_seen_record(struct rf_worker *w, uint64_t id)
-{
-	if (!(id & 1)) /* an odd id is an interrupt's: its request's id | 1 */
-		__atomic_store_n(&w->seen[(id >> 1) % RF_SEEN_IDS], id, __ATOMIC_RELAXED);
-}
-
-bool rf_seen(const struct rf_worker *w, uint64_t id)
-{
-	return __atomic_load_n(&w->seen[(id >> 1) % RF_SEEN_IDS], __ATOMIC_RELAXED) == id;
-}
 
 void rf_rescue_plan(struct rf_worker *w)
 {
@@ -100,7 +84,7 @@ bool rf_rerunnable(uint32_t op)
  * answer EIO. The kernel finds the request by id; the entry is ours from
  * then on and fetches its next request into the same slot.
  */
-void rf_adopt(struct rf_req *req)
+void rf_adopt(struct rf_req *req, void (*reap)(struct rf_queue *q))
 {
 	struct rf_queue *q = req->q;
 	struct fuse_uring_req_header *h = (void *)req->hdr;
@@ -134,7 +118,7 @@ void rf_adopt(struct rf_req *req)
 	 * system call comes between this reap and the writes below, so the
 	 * kernel cannot put a request in the slot in between (probe_arm). */
 	if (req->candidate && q->floating > 0) {
-		rf_queue_reap(q);
+		reap(q);
 		if (req->state != RQ_IDLE)
 			return;
 		state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
@@ -242,12 +226,12 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * request the kernel has put in a slot is already known, and its slot no
  * longer idle, when they are made.
  */
-static void probe_arm(struct rf_queue *q, uint64_t id)
+static void probe_arm(struct rf_queue *q, uint64_t id, void (*reap)(struct rf_queue *q))
 {
 	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
 	uint32_t e;
 
-	rf_queue_reap(q);
+	reap(q);
 	for (e = 0; e < q->w->cfg.depth; e++) {
 		struct rf_req *req = &q->reqs[e];
 		struct fuse_uring_req_header *h = (void *)req->hdr;
@@ -364,7 +348,7 @@ static bool slot_in_doubt(const struct rf_req *req)
 	return in.unique != req->ss->commit_id;
 }
 
-void rf_rescue(struct rf_queue *q)
+void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 {
 	struct rf_worker *w = q->w;
 	struct saved {
@@ -393,7 +377,7 @@ void rf_rescue(struct rf_queue *q)
 
 		if (rf_seen(w, id))
 			continue;
-		probe_arm(q, id);
+		probe_arm(q, id, reap);
 		q->probe_id = id;
 		q->probe_missed = false;
 		sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, id);
@@ -402,7 +386,7 @@ void rf_rescue(struct rf_queue *q)
 		r = io_uring_submit_and_get_events(&q->ring);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 			fatalx("queue %u: io_uring_enter: %s", q->qid, strerror(-r));
-		rf_queue_reap(q);
+		reap(q);
 		asked++;
 		if (q->probe_missed) {
 			/* no queue has it: it was answered some other way (or
@@ -422,7 +406,7 @@ void rf_rescue(struct rf_queue *q)
 	q->probe_id = 0;
 	/* put back what adoption reads; empty slots keep the marker (and
 	 * reap first, as probe_arm does) */
-	rf_queue_reap(q);
+	reap(q);
 	for (e = 0; e < w->cfg.depth; e++) {
 		struct rf_req *req = &q->reqs[e];
 		struct fuse_uring_req_header *h = (void *)req->hdr;

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The file data the keeper moves itself (the host moves the rest, with
- * the ring of its own host.c describes):
+ * the ring of its own host/host.c describes):
  *
  * - zero-copied data: the host passes the plugin's file with its answer;
  *   it is installed in its entry's data slot of the FUSE ring and the
  *   bytes move with READ_FIXED / WRITE_FIXED between the file and the
  *   client's own pages, which the kernel registered for the request in
  *   the entry's buffer slot: no byte passes through the pool;
- * - a backing file's data (backing.c): between the file and the
- *   request's payload, with no word from the host at all.
+ * - a backing file's data, between the file and the request's payload,
+ *   with no word from the host at all, is backing.c's.
  *
  * Memory file systems (tmpfs, ramfs) are probed here once, for both
  * processes: their transfers move by pread/pwrite.
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "queue_i.h"
+#include "keeper_i.h"
 #include "uring_uapi.h"
 
 /* Submit the next piece of a zero-copied data op. */
@@ -111,147 +111,14 @@ void rf_data_start(struct rf_req *req)
 	post_data(req);
 }
 
-/*
- * A backing file's READ or WRITE (backing.c), between its file and the
- * request's payload, in the keeper: by pread/pwrite on memory file
- * systems, as the host moves their data; elsewhere, and whenever the data
- * is zero-copied (in the client's pages, this entry's buffer slot), by a
- * fixed-buffer op on the FUSE ring, from the file installed in the
- * entry's data slot.
- * The file is the table's (counted for this transfer), never closed here.
- */
-static void kept_post(struct rf_req *req)
-{
-	struct io_uring_sqe *sqe = rf_queue_sqe(req->q);
-	/* zero-copied: the client's pages, this entry's buffer, from 0 */
-	char *buf = req->zc ? (char *)(uintptr_t)req->done : req->payload + req->done;
-	int index = req->zc ? RF_BUF_INDEX_ZC + (int)req->idx : RF_BUF_INDEX_POOL;
-	uint32_t n = req->len - req->done;
-	uint64_t off = req->off + req->done;
-	int slot = (int)(RF_FILE_SLOT_DATA + req->idx);
-
-	if (req->fd_op == RF_FDOP_READ)
-		io_uring_prep_read_fixed(sqe, slot, buf, n, off, index);
-	else
-		io_uring_prep_write_fixed(sqe, slot, buf, n, off, index);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	rf_sqe_tag(sqe, req, RF_TAG_DATA);
-	req->state = RQ_DATA;
-}
-
-static void kept_end(struct rf_req *req)
-{
-	rf_data_end(req);
-	rf_backing_put(req);
-	req->fd = -1;
-	rf_queue_commit(req);
-}
-
-static void kept_count(struct rf_req *req, uint32_t n)
-{
-	struct rf_queue_stats *st = req->q->stats;
-
-	if (req->inline_io) {
-		st->inline_ops++;
-		st->inline_bytes += n;
-	} else if (req->fd_op == RF_FDOP_READ) {
-		st->read_fixed_ops++;
-		st->read_fixed_bytes += n;
-	} else {
-		st->write_fixed_ops++;
-		st->write_fixed_bytes += n;
-	}
-	if (req->zc) {
-		st->zero_copy_ops++;
-		st->zero_copy_bytes += n;
-	}
-	req->done += n;
-}
-
-/* The rest of a transfer by pread/pwrite on this thread: whole, or to the
- * end of the file. */
-static void kept_inline(struct rf_req *req)
-{
-	req->inline_io = true;
-	while (req->done < req->len) {
-		char *buf = req->payload + req->done;
-		uint32_t n = req->len - req->done;
-		off_t off = (off_t)(req->off + req->done);
-		ssize_t s = req->fd_op == RF_FDOP_READ ? pread(req->fd, buf, n, off)
-						       : pwrite(req->fd, buf, n, off);
-
-		if (s <= 0) {
-			if (s < 0 && req->done == 0)
-				req->error = errno < 512 ? errno : EIO;
-			break;
-		}
-		kept_count(req, (uint32_t)s);
-	}
-	kept_end(req);
-}
-
-/* A fixed-buffer op of a backing file's transfer completed. One the ring
- * cancelled goes on by pread/pwrite: io_uring cancels an op it cannot
- * give a kernel worker thread, and the tenant's pids limit (which the
- * plugin's own threads count against) can leave it none. */
-static void kept_moved(struct rf_req *req, int res)
-{
-	if ((res == -ECANCELED || res == -EAGAIN) && !req->zc) {
-		kept_inline(req);
-		return;
-	}
-	if (res <= 0) {
-		if (res < 0 && req->done == 0)
-			req->error = -res < 512 ? -res : EIO;
-		kept_end(req);
-		return;
-	}
-	kept_count(req, (uint32_t)res);
-	if (req->done < req->len)
-		kept_post(req); /* short transfer: carry on */
-	else
-		kept_end(req);
-}
-
-void rf_data_kept_start(struct rf_req *req)
-{
-	struct rf_queue *q = req->q;
-	struct io_uring_files_update up = { .offset = RF_FILE_SLOT_DATA + req->idx,
-					    .fds = (uint64_t)(uintptr_t)&req->fd };
-	int r;
-
-	req->done = 0;
-	/* (make bench's unsafe modes: as the host moves data in them) */
-	req->inline_io = !req->zc &&
-			 (q->w->memory_source ||
-			  (q->w->cfg.bench & (RF_BENCH_PLAIN_IO | RF_BENCH_PRIVATE_PAYLOAD)));
-	if (req->len == 0) {
-		kept_end(req);
-		return;
-	}
-	if (req->inline_io) {
-		kept_inline(req);
-		return;
-	}
-	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
-	if (r < 0) {
-		req->error = EIO;
-		log_warnx("queue %u: install a backing file: %s", q->qid, strerror(-r));
-		kept_end(req);
-		return;
-	}
-	q->files_held = true;
-	kept_post(req);
-}
-
 void rf_data_done(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
 
 	/* a backing file's, or any not zero-copied (make bench's
-	 * one-process target moves the plugin's data here) */
+	 * one-process target moves the plugin's data as a backing file's) */
 	if (req->backing_ref >= 0 || !req->zc) {
-		kept_moved(req, res);
+		rf_backing_moved(req, res);
 		return;
 	}
 	if (res > 0) {
@@ -274,29 +141,9 @@ void rf_data_done(struct rf_req *req, int res)
 		req->error = -res < 512 ? -res : EIO;
 	}
 	/* res == 0: end of file */
-	rf_data_end(req);
+	rf_reply_moved(req);
 	rf_queue_commit(req);
 }
-
-void rf_data_end(struct rf_req *req)
-{
-	if (req->fd_op == RF_FDOP_READ) {
-		req->reply_len = req->done;
-	} else {
-		struct fuse_write_out o = { .size = req->done };
-
-		memcpy(req->payload, &o, sizeof(o));
-		req->reply_len = sizeof(o);
-	}
-	req->fd_op = RF_FDOP_NONE;
-}
-
-/*
- * A data slot keeps its file open until another file takes the slot: a
- * file deleted meanwhile keeps its space (and its place in a quota) for
- * as long. Once the queue has been idle for RF_RELEASE_MS, its slots are
- * emptied: one system call when a burst ends, none under load.
- */
 
 bool rf_data_in_flight(const struct rf_queue *q)
 {

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The keeper's end of its plugin host (host/host.c says what the host
+ * is): the host's parts, made before the fork while the keeper is still
+ * root (a channel and a ring of its own per queue, the ring with the
+ * queue's payloads registered, whose pinned pages charge no one's
+ * RLIMIT_MEMLOCK); then the host waited for, told PING and STOP, ended
+ * when it no longer speaks to a queue thread, and reaped. With
+ * host_restart a thread of its own reaps each host and the main thread
+ * starts the next.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "keeper_i.h"
+#include "uring_uapi.h"
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* ---- before the fork, as root ---- */
+
+static int host_ring_create(struct rf_queue *q, const struct rf_worker *w)
+{
+	static const uint8_t ops[] = { IORING_OP_READ, IORING_OP_READ_FIXED,
+				       IORING_OP_WRITE_FIXED };
+	struct io_uring_restriction res[4];
+	struct iovec *iov;
+	uint32_t i, n = 0;
+	int fd, r;
+
+	memset(&q->hparams, 0, sizeof(q->hparams));
+	/* enabled by the host's main thread, used by its queue thread: no
+	 * SINGLE_ISSUER */
+	q->hparams.flags = IORING_SETUP_R_DISABLED | IORING_SETUP_COOP_TASKRUN |
+			   IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
+	q->hparams.cq_entries = pow2_at_least(2 * (q->nreqs + 4));
+	fd = rf_io_uring_setup(pow2_at_least(q->nreqs + 4), &q->hparams);
+	if (fd < 0)
+		return fd;
+	iov = calloc(q->nreqs + 2, sizeof(*iov));
+	if (!iov) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (q->qpool_size) {
+		iov[n].iov_base = q->qpool;
+		iov[n++].iov_len = q->qpool_size;
+		for (i = 0; i < q->nreqs; i++)
+			if (q->reqs[i].classic) {
+				iov[n].iov_base = q->reqs[i].payload;
+				iov[n++].iov_len = q->reqs[i].payload_cap;
+			}
+	} else {
+		for (i = 0; i < q->nreqs; i++) {
+			iov[n].iov_base = q->reqs[i].payload;
+			iov[n++].iov_len = q->reqs[i].payload_cap;
+		}
+	}
+	/* a private payload (make bench's unsafe mode) moves by pread/pwrite */
+	r = (w->cfg.bench & RF_BENCH_PRIVATE_PAYLOAD)
+		    ? 0
+		    : rf_io_uring_register(fd, IORING_REGISTER_BUFFERS, iov, n);
+	free(iov);
+	memset(res, 0, sizeof(res));
+	for (i = 0; i < sizeof(ops); i++) {
+		res[i].opcode = IORING_RESTRICTION_SQE_OP;
+		res[i].sqe_op = ops[i];
+	}
+	res[i].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[i++].sqe_flags = 0;
+	if (!r)
+		r = rf_io_uring_register(fd, IORING_REGISTER_RESTRICTIONS, res, i);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	q->hring_fd = fd;
+	return 0;
+}
+
+int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
+{
+	int sv[2], r;
+	uint32_t q;
+
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			snprintf(why, len, "queue %u: the host's channel", q);
+			return -errno;
+		}
+		qu->chan_fd = sv[0];
+		qu->chan_phase = RF_CHP_INIT;
+		qu->host_chan_fd = sv[1];
+		/* the rings, for every host; the first's wake-up eventfd
+		 * (the keeper makes and keeps each host's) */
+		r = rf_chan_rings_new(&qu->chan, qu->nreqs);
+		qu->hevfd = r < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (!r && qu->hevfd < 0)
+			r = -errno;
+		if (r < 0) {
+			snprintf(why, len, "queue %u: the host's rings and wake-up eventfd", q);
+			return r;
+		}
+		r = host_ring_create(qu, w);
+		if (r < 0) {
+			snprintf(why, len, "queue %u: the host's ring", q);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void rf_host_forked_keeper(struct rf_worker *w)
+{
+	uint32_t q;
+
+	for (q = 0; q < w->nqueues; q++) {
+		if (rf_chan_attach(&w->queues[q].chan, RF_CHAN_KEEPER, w->queues[q].hevfd, 1) < 0)
+			fatalx("queue %u: the copy of the host's ring", q);
+		/* host_restart: the host's end, kept (rf_queue_host_notice) */
+		if (w->cfg.host_restart)
+			w->queues[q].host_end = w->queues[q].host_chan_fd;
+		else
+			close(w->queues[q].host_chan_fd);
+		w->queues[q].host_chan_fd = -1;
+		/* the next host gets the same ring (host_restart): a new one
+		 * would need root, for its pinned buffers */
+		if (w->cfg.host_restart)
+			continue;
+		close(w->queues[q].hring_fd);
+		w->queues[q].hring_fd = -1;
+	}
+}
+
+/* ---- after it ---- */
+
+static atomic_int host_lost;
+
+/* The host's end: ended first if it is alive but no longer speaking to
+ * us; its wait status, or -1. */
+static int host_reap(struct rf_worker *w, const char *why)
+{
+	siginfo_t si;
+	int status;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)w->host_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == 0) {
+		log_warnx("the plugin host %s; ending it", why);
+		kill(w->host_pid, SIGKILL);
+	}
+	while (waitpid(w->host_pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
+/* The host's end as its wait @status says, as the keeper's own (PID 1 of
+ * its namespace cannot die of a signal it sends itself): 128 + the signal
+ * that killed it, or its exit status. */
+static void __attribute__((noreturn)) exit_as_host(int status)
+{
+	if (WIFSIGNALED(status))
+		_exit(RF_EXIT_HOST_SIGNAL + WTERMSIG(status));
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) < 128 ? WEXITSTATUS(status) : 1);
+}
+
+void rf_host_down(struct rf_queue *q, const char *why)
+{
+	struct rf_worker *w = q->w;
+
+	if (!w->cfg.host_restart)
+		rf_host_lost(w, why);
+	if (q->host_down)
+		return;
+	/* alive, but no longer speaking to us (or dead, and the reaper
+	 * will say so): nothing more goes to it, and its death is the
+	 * reaper's to tell */
+	q->host_down = true;
+	if (atomic_load(&q->dead_seq) != q->host_seq) {
+		log_warnx("the plugin host %s; ending it", why);
+		kill(w->host_pid, SIGKILL);
+	}
+}
+
+/*
+ * host_restart: the keeper learns of its host's death from the kernel,
+ * not from the channel (the keeper holds the host's end too, so that it
+ * can take back what the host never read, and the host's ring, which
+ * outlives it, holds it open anyway). This thread reaps each host, tells
+ * the broker, and each queue thread (rf_queue_host_notice). A first host
+ * that dies before it served ends the keeper with its status, as without
+ * host_restart.
+ */
+static void *host_reaper(void *arg)
+{
+	struct rf_worker *w = arg;
+
+	for (;;) {
+		struct rf_msg_host_died d = { 0 };
+		unsigned int seq;
+		pid_t pid;
+		uint32_t q;
+
+		pthread_mutex_lock(&w->start_lock);
+		while (!w->reap_pid)
+			pthread_cond_wait(&w->start_cond, &w->start_lock);
+		pid = w->reap_pid;
+		w->reap_pid = 0;
+		seq = atomic_load(&w->host_seq);
+		pthread_mutex_unlock(&w->start_lock);
+		while (waitpid(pid, &d.status, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (atomic_load(&w->stop))
+				return NULL; /* reaped by the stop (rf_host_reap) */
+			fatal("wait for the plugin host %d", (int)pid);
+		}
+		if (atomic_load(&w->stop))
+			return NULL;
+		if (!w->host_ready)
+			exit_as_host(d.status);
+		atomic_store(&w->reported_seq, seq);
+		for (q = 0; q < w->nqueues; q++) {
+			atomic_store(&w->queues[q].dead_seq, seq);
+			rf_queue_wake(&w->queues[q]);
+		}
+		rf_msg_send(w->ipc_fd, RF_MSG_HOST_DIED, 0, &d, sizeof(d), NULL, 0);
+	}
+	return NULL;
+}
+
+void rf_host_reaper_start(struct rf_worker *w)
+{
+	pthread_t t;
+	int r;
+
+	pthread_mutex_lock(&w->start_lock);
+	w->reap_pid = w->host_pid;
+	pthread_mutex_unlock(&w->start_lock);
+	r = pthread_create(&t, NULL, host_reaper, w);
+	if (r)
+		fatalx("start the plugin host's reaper: %s", strerror(r));
+	pthread_detach(t);
+}
+
+pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation)
+{
+	unsigned int seq = atomic_load(&w->host_seq);
+	uint32_t q;
+	pid_t pid;
+	int sv[2];
+
+	if (!w->cfg.host_restart || atomic_load(&w->reported_seq) != seq) {
+		log_warnx("HOST_START from the broker while the plugin host lives; ignored");
+		return -1;
+	}
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			fatal("queue %u: the next plugin host's channel", q);
+		/* (a host that died before its queue thread took the last
+		 * one's: that one is never used) */
+		if (qu->hevfd_next >= 0)
+			close(qu->hevfd_next);
+		qu->hevfd_next = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (qu->hevfd_next < 0)
+			fatal("queue %u: the next plugin host's wake-up eventfd", q);
+		if (qu->chan_next >= 0)
+			close(qu->chan_next);
+		qu->chan_next = sv[0];
+		qu->host_chan_fd = sv[1];
+	}
+	__atomic_store_n(&w->cfg.generation, generation, __ATOMIC_RELAXED);
+	atomic_store(&w->host_seq, seq + 1);
+	pid = fork();
+	if (pid < 0)
+		fatal("start the next plugin host");
+	if (pid == 0)
+		return 0;
+	w->host_pid = pid;
+	pthread_mutex_lock(&w->start_lock);
+	w->reap_pid = pid;
+	pthread_cond_broadcast(&w->start_cond);
+	pthread_mutex_unlock(&w->start_lock);
+	for (q = 0; q < w->nqueues; q++) {
+		struct rf_queue *qu = &w->queues[q];
+
+		/* the host's end, kept (rf_queue_host_notice says why) */
+		if (qu->host_end_next >= 0)
+			close(qu->host_end_next);
+		qu->host_end_next = qu->host_chan_fd;
+		qu->host_chan_fd = -1;
+		atomic_store(&qu->chan_renew, 1);
+		rf_queue_wake(qu);
+	}
+	return pid;
+}
+
+void rf_host_lost(struct rf_worker *w, const char *why)
+{
+	int status;
+
+	if (atomic_exchange(&host_lost, 1)) {
+		/* another thread is ending the process */
+		for (;;)
+			pause();
+	}
+	status = host_reap(w, why);
+	if (status == -1)
+		_exit(1);
+	exit_as_host(status);
+}
+
+/* Until the host says it serves (queue 0's thread hears it, chan_done);
+ * a host that dies first ends the keeper with its status there
+ * (rf_host_lost). */
+void rf_host_wait_ready(struct rf_worker *w)
+{
+	pthread_mutex_lock(&w->start_lock);
+	while (!w->host_ready)
+		pthread_cond_wait(&w->start_cond, &w->start_lock);
+	pthread_mutex_unlock(&w->start_lock);
+}
+
+/* Tell every host queue thread: @kind (PING with @a, or STOP). A PING
+ * that finds the channel full is dropped: the host is not reading, and
+ * the heartbeat will say so. */
+void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a)
+{
+	struct rf_chan_rec r = { .kind = kind, .a = a };
+	uint32_t q;
+
+	for (q = 0; q < w->nqueues; q++)
+		if (rf_chan_send(w->queues[q].chan_fd, &r, 1,
+				 kind == RF_CH_PING ? MSG_DONTWAIT : 0) < 0 &&
+		    errno != EAGAIN && kind != RF_CH_STOP)
+			log_debug("queue %u: tell the host: %s", q, strerror(errno));
+}
+
+/* After STOP: the host's threads leave and the plugin is told; wait for
+ * it a little (the broker ends both after two seconds anyway). */
+void rf_host_reap(struct rf_worker *w)
+{
+	int i, status;
+
+	for (i = 0; i < 150; i++) {
+		pid_t p = waitpid(w->host_pid, &status, WNOHANG);
+
+		if (p == w->host_pid || (p < 0 && errno == ECHILD))
+			return;
+		usleep(10000);
+	}
+}
