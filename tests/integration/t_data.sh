@@ -155,22 +155,26 @@ rf_stop
 rf_policy_reset
 rf_policy pt passthrough "$S"
 
-rf_log "--bench-unsafe=one-process: no plugin host, the keeper runs the plugin"
-RF_BROKER_ARGS=--bench-unsafe=one-process rf_start pt
-W=$(rf_worker pt)
-[ -z "$(rf_host "$W")" ] || rf_fail "worker $W has a plugin host: $(rf_host "$W")"
-grep -q "one-process: no plugin host" "$T/broker.log" || rf_fail "no warning in the log"
-rf_roundtrip
-grep -q '^Seccomp:[[:space:]]*2' "/proc/$W/status" || rf_fail "worker $W has no seccomp filter"
-rf_stop
+# make bench's targets of the hand-over, on the host only (make bench
+# runs there; the guest's time goes to what its kernel changes)
+if [ "${RF_IN_VM:-}" != 1 ]; then
+	rf_log "--bench-unsafe=one-process: no plugin host, the keeper runs the plugin"
+	RF_BROKER_ARGS=--bench-unsafe=one-process rf_start pt
+	W=$(rf_worker pt)
+	[ -z "$(rf_host "$W")" ] || rf_fail "worker $W has a plugin host: $(rf_host "$W")"
+	grep -q "one-process: no plugin host" "$T/broker.log" || rf_fail "no warning in the log"
+	rf_roundtrip
+	grep -q '^Seccomp:[[:space:]]*2' "/proc/$W/status" || rf_fail "worker $W has no seccomp filter"
+	rf_stop
 
-rf_log "--bench-unsafe=spin: keeper and host poll each other, the same bytes"
-RF_BROKER_ARGS=--bench-unsafe=spin rf_start pt
-W=$(rf_worker pt)
-[ -n "$(rf_host "$W")" ] || rf_fail "worker $W has no plugin host"
-rf_roundtrip
-mkdir "$M/spun" && touch "$M/spun/a" && [ -e "$S/spun/a" ] || rf_fail "a create through the spinning pair"
-rf_stop
+	rf_log "--bench-unsafe=spin: keeper and host poll each other, the same bytes"
+	RF_BROKER_ARGS=--bench-unsafe=spin rf_start pt
+	W=$(rf_worker pt)
+	[ -n "$(rf_host "$W")" ] || rf_fail "worker $W has no plugin host"
+	rf_roundtrip
+	mkdir "$M/spun" && touch "$M/spun/a" && [ -e "$S/spun/a" ] || rf_fail "a create through the spinning pair"
+	rf_stop
+fi
 
 rf_log "--bench-unsafe=no-sandbox: no seccomp, no namespaces, same data path"
 RF_BROKER_ARGS=--bench-unsafe=no-sandbox rf_start pt
