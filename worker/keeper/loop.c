@@ -34,6 +34,9 @@ static void post_wake_read(struct rf_queue *q)
 	rf_sqe_tag(sqe, q, RF_TAG_WAKE);
 }
 
+/* A reply made in this process (rf_side.finish): the keeper's own (an
+ * error it answers itself, the broker's kick), or the plugin's where there
+ * is no host (the EIO responder, make bench's one-process). */
 static void keeper_finish(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
