@@ -19,7 +19,7 @@ PAIRS = [
     ("uring", "hp-uring", "uring / hp-uring"),
     ("classic", "hp-classic", "classic / hp-classic"),
 ]
-TARGET = 1.2  # the target, against the matched peer
+TARGET = 1.2  # the target ratio, against the matched peer
 
 
 def main():

@@ -38,7 +38,7 @@ grep -q "h: worker: host queue [0-9]*: unexpected completion (user_data 0xbad8, 
 	rf_fail "a FUSE command on the plugin's ring was not refused with EACCES"
 rf_log "  ring OPENAT and a FUSE command on the plugin's own ring -> EACCES from the ring"
 # IO_DRAIN, refused, once wedged the ring it was submitted on until the
-# heartbeat replaced the worker (issue 19, item 7)
+# heartbeat replaced the worker
 expect ring_drain EINPROGRESS
 for _ in $(seq 20); do grep -q "user_data 0xbad70" "$T/broker.log" && break; sleep 0.1; done
 grep -q "h: worker: host queue [0-9]*: unexpected completion (user_data 0xbad70, res -95)" "$T/broker.log" ||

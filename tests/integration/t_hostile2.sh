@@ -1,6 +1,5 @@
 #!/bin/bash
-# The second round of hostile-plugin findings (issue 19), one regression
-# test each: memory no rlimit counts, a worker's word about its own
+# Hostile-plugin findings, one regression test each: memory no rlimit counts, a worker's word about its own
 # connection, signals from outside the broker. Every time, the broker and
 # a memfs tenant beside the hostile one carry on.
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +22,7 @@ trapped() {
 	rf_log "  $name -> $sc trapped"
 }
 
-rf_log "the OOM killer takes a worker before the broker (item 3)"
+rf_log "the OOM killer takes a worker before the broker"
 rf_hostile_pair
 for p in "$(rf_worker h)" "$(rf_host "$(rf_worker h)")"; do
 	[ "$(cat "/proc/$p/oom_score_adj")" = 1000 ] || rf_fail "process $p's oom_score_adj is $(cat "/proc/$p/oom_score_adj")"
@@ -32,7 +31,7 @@ done
 rf_log "  worker (keeper and plugin host) 1000, broker $(cat "/proc/$BROKER_PID/oom_score_adj")"
 rf_stop
 
-rf_log "memory no rlimit counts is denied whatever the policy allows (item 4)"
+rf_log "memory no rlimit counts is denied whatever the policy allows"
 # the shipped policy allows mmap without PROT_EXEC: shared anonymous
 # memory went through, 6 GiB of it in one worker
 rf_hostile_pair
@@ -48,7 +47,7 @@ for a in memfd:memfd_create shmget:shmget; do
 	rf_stop
 done
 
-rf_log "a worker's exit status does not end its tenant (item 7)"
+rf_log "a worker's exit status does not end its tenant"
 # status 3 is how a worker says its FUSE connection ended; the broker
 # asks the kernel instead, and this is a crash like any other
 rf_hostile_pair
@@ -70,7 +69,7 @@ grep -q "nothing to recover" "$T/broker.log" && rf_fail "exit3: the tenant was g
 rf_bystander_ok exit3
 rf_log "  exit3 -> a crash; the successor serves"
 
-rf_log "the pool's control area wiped or punched out (item 7): the plugin cannot reach it"
+rf_log "the pool's control area wiped or punched out: the plugin cannot reach it"
 # the plugin host maps it read-only, from a read-only file: a write faults,
 # and punching it out is refused
 n=$(rf_field h crashes)
@@ -101,7 +100,7 @@ rf_log "  init=pool_punch -> refused; the tenant serves"
 rf_stop
 rf_hostile_pair
 
-rf_log "directory entries the plugin writes itself are checked (item 7)"
+rf_log "directory entries the plugin writes itself are checked"
 # names the kernel would pass on: longer than NAME_MAX, or with a NUL
 for d in longdir:"a name of 300 bytes" nuldir:"a '/' or a NUL in its name"; do
 	out=$(ls "$T/h.mnt/${d%%:*}" 2>&1) && rf_fail "${d%%:*}: listed: $out"
@@ -112,7 +111,7 @@ for d in longdir:"a name of 300 bytes" nuldir:"a '/' or a NUL in its name"; do
 done
 rf_bystander_ok dirents
 
-rf_log "the interrupt bit on a reply's id (item 1)"
+rf_log "the interrupt bit on a reply's id"
 rf_stop
 # through io-uring a commit with the bit trips a kernel WARN, tainting
 # the kernel: there, only in the 7.3 guest
@@ -172,7 +171,7 @@ rf_bystander_ok bombs
 rf_log "  100000 COMMIT_AND_FETCH and 100000 REGISTER -> EACCES; no kernel log line, slab $((slab1 - slab0)) kB"
 rf_stop
 
-rf_log "a request its plugin marks answered, or never answers (item 6)"
+rf_log "a request its plugin marks answered, or never answers"
 # the slot records the watchdog reads are read-only in the plugin's process:
 # marking one answered faults, and the request ends in an error at once
 rf_hostile_pair "request_timeout = 1"
@@ -206,7 +205,7 @@ rf_log "  noanswer -> the kernel's timeout after $secs s: $got; h failed, and sa
 rf_stop
 rf_hostile_pair
 
-rf_log "signals from outside the broker (item 5)"
+rf_log "signals from outside the broker"
 w=$(rf_worker h)
 uid=$(rf_uid h)
 # kill -SYS is no seccomp verdict: the worker ignores it, the broker logs none

@@ -457,8 +457,8 @@ static int register_foreign(struct rf_req *req)
 }
 
 /* FUSE commands in a loop on the plugin's ring: REGISTER (each one a FUSE
- * entry the kernel would allocate, issue 19 item 3) or COMMIT_AND_FETCH
- * with ids that do not exist (each one a kernel log line, item 2). The
+ * entry the kernel would allocate) or COMMIT_AND_FETCH with ids that do
+ * not exist (each one a kernel log line). The
  * count comes from the option register_bomb=N (default 100000). */
 static unsigned long bomb_count = 100000;
 
