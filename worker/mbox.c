@@ -56,13 +56,16 @@ struct rf_req *rf_mbox_take(struct rf_queue *q)
  */
 void rf_queue_pin(struct rf_queue *q)
 {
+	if (!(q->w->cfg.bench & RF_BENCH_NO_PIN))
+		rf_queue_pin_to(q, q->qid);
+}
+
+void rf_queue_pin_to(struct rf_queue *q, uint32_t cpu)
+{
 	cpu_set_t set;
 
-	if (q->w->cfg.bench & RF_BENCH_NO_PIN)
-		return;
 	CPU_ZERO(&set);
-	CPU_SET(q->qid, &set);
+	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		log_debug("queue %u: cannot run on CPU %u only: %s", q->qid, q->qid,
-			  strerror(errno));
+		log_debug("queue %u: cannot run on CPU %u only: %s", q->qid, cpu, strerror(errno));
 }

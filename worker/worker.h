@@ -273,6 +273,8 @@ void rf_mbox_put(struct rf_req *req, int evfd);
 struct rf_req *rf_mbox_take(struct rf_queue *q);
 void rf_queue_wake(struct rf_queue *q);
 void rf_queue_pin(struct rf_queue *q);
+/* ... on CPU @cpu, whatever make bench says */
+void rf_queue_pin_to(struct rf_queue *q, uint32_t cpu);
 
 /* The registered buffer of @req's payload on its queue's plugin host
  * ring, in the order the keeper registers them (keeper/plugin_host.c):

@@ -526,16 +526,10 @@ static void *host_queue_main(void *arg)
 	q->tid = (pid_t)syscall(SYS_gettid);
 	/* next to its keeper thread, on the CPU the queue's requests come
 	 * from (polling, on the next one) */
-	if (q->w->cfg.bench & RF_BENCH_SPIN) {
-		cpu_set_t set;
-
-		/* (a queue per possible CPU) */
-		CPU_ZERO(&set);
-		CPU_SET((q->qid + 1) % q->w->nqueues, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	} else {
+	if (q->w->cfg.bench & RF_BENCH_SPIN)
+		rf_queue_pin_to(q, (q->qid + 1) % q->w->nqueues); /* a queue per CPU */
+	else
 		rf_queue_pin(q);
-	}
 	/* the channel's first record: this thread serves (channel.h) */
 	if (rf_chan_send(q->chan_fd, &ready, 1, 0) < 0)
 		_exit(1);

@@ -146,6 +146,8 @@ static int submit_and_wait(struct rf_queue *q)
 {
 	uint64_t rest = rf_queue_unpark_reader(q), wait = 0;
 	bool release = q->files_held && !rf_data_in_flight(q);
+	/* the host serves, and reads the queue's rings */
+	bool ring = q->chan_phase == RF_CHP_SERVE && q->chan.copy && !q->host_down;
 	struct __kernel_timespec ts;
 	struct io_uring_cqe *cqe;
 	int r;
@@ -157,16 +159,14 @@ static int submit_and_wait(struct rf_queue *q)
 		release = false;
 	}
 	rf_chan_flush(q);
-	if ((q->w->cfg.bench & RF_BENCH_SPIN) && q->chan_phase == RF_CHP_SERVE && q->chan.copy &&
-	    !q->host_down && !io_uring_cq_ready(&q->ring)) {
+	if ((q->w->cfg.bench & RF_BENCH_SPIN) && ring && !io_uring_cq_ready(&q->ring)) {
 		io_uring_submit(&q->ring);
 		if (rf_chan_spin(&q->chan, &q->ring, RF_SPIN_NS))
 			return io_uring_get_events(&q->ring);
 	}
 	/* asleep only once the host can know it: what it answered meanwhile
 	 * is taken first */
-	if (q->chan_phase == RF_CHP_SERVE && q->chan.copy && !q->host_down &&
-	    !rf_chan_sleep(&q->chan))
+	if (ring && !rf_chan_sleep(&q->chan))
 		return io_uring_submit(&q->ring);
 	if (!wait) {
 		r = io_uring_submit_and_wait(&q->ring, 1);

@@ -207,11 +207,6 @@ void rf_queue_commit(struct rf_req *req)
 	}
 }
 
-/* Ids grow by 2 per request from 2 and never reach this in a mount's life;
- * a probe carries its id in user_data above a 3-bit tag (ring_tag.h), so it
- * must stay below 2^61. */
-#define RF_SEEN_ID_MAX (1ULL << 60)
-
 void rf_seen_record(struct rf_worker *w, uint64_t id)
 {
 	if (!(id & 1)) /* an odd id is an interrupt's: its request's id | 1 */
