@@ -128,6 +128,8 @@ static void sum_stats(const struct rf_tenant *t, struct rf_queue_stats *s)
 		s->inline_bytes += x->inline_bytes;
 		s->zero_copy_ops += x->zero_copy_ops;
 		s->zero_copy_bytes += x->zero_copy_bytes;
+		s->spliced_ops += x->spliced_ops;
+		s->spliced_bytes += x->spliced_bytes;
 		s->restored_nodes += x->restored_nodes;
 		s->restored_files += x->restored_files;
 		s->restore_failed += x->restore_failed;
@@ -254,6 +256,8 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("inline_bytes", s->inline_bytes);
 	C("zero_copy_ops", s->zero_copy_ops);
 	C("zero_copy_bytes", s->zero_copy_bytes);
+	C("spliced_ops", s->spliced_ops);
+	C("spliced_bytes", s->spliced_bytes);
 	C("bytes_read", s->bytes_read);
 	C("bytes_written", s->bytes_written);
 	C("forgets", s->forgets);

@@ -50,7 +50,7 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 		   bool fuse_cmds, struct io_uring_params *params)
 {
 	struct io_uring_restriction res[16];
-	uint32_t nfiles = RF_FILE_SLOT_DATA + depth + 1, nbufs = zero_copy ? 1 + depth : 1;
+	uint32_t nfiles = rf_file_slots(depth), nbufs = zero_copy ? 1 + depth : 1;
 	uint32_t i, nres = 0;
 	struct iovec *iov;
 	int *files;

@@ -106,7 +106,10 @@ struct rf_queue_stats {
 	uint64_t restored_files;
 	uint64_t restore_failed;
 	uint64_t restore_full;
-	uint64_t pad[2];
+	/* of the zero-copied transfers, those through a pipe (small ones on
+	 * memory files: worker/keeper/pipe.c) */
+	uint64_t spliced_ops;
+	uint64_t spliced_bytes;
 	/* READ and WRITE requests by the size the kernel asked for: bucket i
 	 * counts sizes in (2^(i-1), 2^i], bucket 0 sizes 0 and 1, the last
 	 * bucket everything larger */

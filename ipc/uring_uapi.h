@@ -29,7 +29,10 @@ _Static_assert(sizeof(struct fuse_uring_cmd_req) <= RF_SQE_CMD_SIZE, "cmd fits t
  * broker's own fd on the io-uring path, a clone on the classic path); slot 1
  * takes the worker's wake-up eventfd, slot 2 its channel to the plugin
  * host (worker/channel.h); from RF_FILE_SLOT_DATA on, one slot per entry
- * receives the file of that entry's current zero-copy data op.
+ * receives the file of that entry's current zero-copy data op; after
+ * those, two per entry take the ends of its pipe (worker/keeper/pipe.c).
+ * A queue has @depth entries, and one more on queue 0 (the /dev/fuse
+ * reader).
  */
 enum {
 	RF_FILE_SLOT_FUSE = 0,
@@ -37,6 +40,18 @@ enum {
 	RF_FILE_SLOT_CHAN = 2,
 	RF_FILE_SLOT_DATA = 3,
 };
+
+/* Entry @idx's pipe: its read end's slot, the write end's after it. */
+static inline uint32_t rf_file_slot_pipe(uint32_t depth, uint32_t idx)
+{
+	return RF_FILE_SLOT_DATA + (depth + 1) + 2 * idx;
+}
+
+/* The size of the table. */
+static inline uint32_t rf_file_slots(uint32_t depth)
+{
+	return rf_file_slot_pipe(depth, depth + 1);
+}
 
 /* Fixed buffer 0 is the whole pool, registered at its shared address. On a
  * zero-copy queue, buffer RF_BUF_INDEX_ZC + e is entry e's: empty, until

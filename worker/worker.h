@@ -84,6 +84,9 @@ struct rf_req {
 	uint32_t reply_len;
 	enum rf_fd_op fd_op;
 	bool inline_io; /* by pread/pwrite on this thread, not a ring op */
+	/* keeper: the bytes its zero-copied transfer has in its entry's pipe
+	 * (keeper/pipe.c), or 0 */
+	uint32_t piped;
 	int fd;
 	uint64_t off;
 	uint32_t len;
@@ -100,6 +103,7 @@ struct rf_req {
 };
 
 struct rf_worker;
+struct rf_pipe;
 
 struct rf_queue {
 	struct rf_worker *w;
@@ -130,6 +134,7 @@ struct rf_queue {
 	char *qpool;
 	uint32_t qpool_size;
 	bool zc; /* a zero-copy queue: FUSE_URING_ZERO_COPY, a buffer slot per entry */
+	struct rf_pipe *pipes; /* keeper: an entry's pipe (keeper/pipe.c), or NULL */
 	int setup_err; /* of its trusted start-up, with what failed */
 	char failed[160];
 	/* ringfenced --learn-seccomp (plugin/learn.c): this thread's id, and the

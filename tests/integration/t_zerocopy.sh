@@ -2,11 +2,12 @@
 # Zero copy (FUSE 7.46, Linux 7.3): where the kernel has it, a passthrough
 # tenant's file data moves between its backing files and the clients' own
 # pages, counted in zero_copy_bytes to the byte for O_DIRECT I/O, and
-# correct under fio verify (direct, buffered, concurrent); a plugin that
-# serves from memory (memfs) is untouched; zero_copy = off keeps the copy
-# through the pool; stats shows 1 MiB reads arriving whole. (t_hostile
-# attacks the zero-copy slots.) Elsewhere: auto leaves it off, and on is
-# refused, saying why.
+# correct under fio verify (direct, buffered, concurrent); on a tmpfs
+# source, transfers that fit a pipe go through one (spliced_bytes), larger
+# ones do not; a plugin that serves from memory (memfs) is untouched;
+# zero_copy = off keeps the copy through the pool; stats shows 1 MiB reads
+# arriving whole. (t_hostile attacks the zero-copy slots.) Elsewhere: auto
+# leaves it off, and on is refused, saying why.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 
@@ -38,7 +39,12 @@ forced=on
 rf_policy zc passthrough "$T/zc" "max_write = 1M"
 rf_policy copy passthrough "$T/copy" "max_write = 1M" "zero_copy = off"
 rf_policy mem memfs ""
-rf_start zc copy mem
+# a source on tmpfs, whose small transfers go through a pipe
+mkdir "$T/small"
+mount -t tmpfs -o size=64M,mode=0755 ringfence-test "$T/small" || rf_fail "mount a tmpfs"
+EXTRA_MOUNTS+=("$T/small")
+rf_policy small passthrough "$T/small" "max_write = 1M"
+rf_start zc copy mem small
 [ "$(rf_field zc zero_copy)" = $forced ] || rf_fail "zc: zero_copy=$(rf_field zc zero_copy), not $forced"
 [ "$(rf_field copy zero_copy)" = off ] || rf_fail "copy: zero_copy=$(rf_field copy zero_copy)"
 
@@ -59,6 +65,29 @@ for t in zc copy; do
 		rf_fail "$t: zero-copied $((zc1 - zc0)) and $((zc2 - zc1)) bytes of 8 MiB each way, not $want"
 done
 [ $forced = off ] || [ "$(rf_field zc zero_copy_ops)" -gt 0 ] || rf_fail "zc: zero_copy_ops=0"
+
+rf_log "on tmpfs: 4 KiB and 64 KiB transfers through the entry's pipe, 1 MiB ones not"
+M=$T/small.mnt
+s0=$(rf_field small spliced_bytes)
+z0=$(rf_field small zero_copy_bytes)
+dd if="$T/data" of="$M/f" bs=4k count=256 oflag=direct status=none || rf_fail "small: 4 KiB O_DIRECT writes"
+s1=$(rf_field small spliced_bytes)
+dd if="$M/f" of="$T/small.back" bs=64k iflag=direct status=none || rf_fail "small: 64 KiB O_DIRECT reads"
+s2=$(rf_field small spliced_bytes)
+dd if="$T/data" of="$M/g" bs=1M count=4 oflag=direct status=none || rf_fail "small: 1 MiB O_DIRECT writes"
+dd if="$M/g" of=/dev/null bs=1M iflag=direct status=none || rf_fail "small: 1 MiB O_DIRECT reads"
+s3=$(rf_field small spliced_bytes)
+z3=$(rf_field small zero_copy_bytes)
+cmp <(head -c $((1 << 20)) "$T/data") "$T/small/f" || rf_fail "small: the backing file differs"
+cmp "$T/small/f" "$T/small.back" || rf_fail "small: read back differs"
+cmp <(head -c $((4 << 20)) "$T/data") "$T/small/g" || rf_fail "small: the 1 MiB writes' file differs"
+rf_log "  small: spliced_bytes +$((s1 - s0)) writing 1 MiB by 4 KiB, +$((s2 - s1)) reading it by 64 KiB," \
+	"+$((s3 - s2)) by 1 MiB; zero_copy_bytes +$((z3 - z0))"
+want=$((1 << 20))
+[ $forced = off ] && want=0
+[ $((s1 - s0)) = $want ] && [ $((s2 - s1)) = $want ] && [ $((s3 - s2)) = 0 ] ||
+	rf_fail "small: spliced $((s1 - s0)), $((s2 - s1)) and $((s3 - s2)) bytes, not $want, $want and 0"
+[ $((z3 - z0)) = $((want * 10)) ] || rf_fail "small: zero-copied $((z3 - z0)) bytes, not $((want * 10))"
 
 rf_log "a 1 MiB read arrives whole (stats: READ and WRITE by size)"
 "$CTL" -s "$T/ctl.sock" stats zc >"$T/stats" || rf_fail "stats"
@@ -102,6 +131,7 @@ assert all(int.from_bytes(b[i:i + 8], "little") == i for i in range(0, 1 << 20, 
 EOF
 [ "$(rf_field mem zero_copy_ops)" = 0 ] || rf_fail "memfs serves from memory, yet zero_copy_ops=$(rf_field mem zero_copy_ops)"
 [ "$(rf_field copy zero_copy_ops)" = 0 ] || rf_fail "zero_copy = off, yet zero_copy_ops=$(rf_field copy zero_copy_ops)"
+[ "$(rf_field copy spliced_ops)" = 0 ] || rf_fail "zero_copy = off, yet spliced_ops=$(rf_field copy spliced_ops)"
 rf_log "  zc: zero_copy_ops=$(rf_field zc zero_copy_ops) zero_copy_bytes=$(rf_field zc zero_copy_bytes)" \
 	"inline_ops=$(rf_field zc inline_ops); memfs and zero_copy = off: none"
 rf_stop

@@ -243,7 +243,8 @@ void rf_backing_take(struct rf_queue *q, struct rf_req *req, int *fd)
  * systems, as the host moves their data; elsewhere, and whenever the data
  * is zero-copied (in the client's pages, this entry's buffer slot), by a
  * fixed-buffer op on the FUSE ring, from the file installed in the
- * entry's data slot.
+ * entry's data slot (small zero-copied ones on memory files through the
+ * entry's pipe: pipe.c).
  * The file is the table's (counted for this transfer), never closed here.
  */
 static void kept_post(struct rf_req *req)
@@ -322,6 +323,16 @@ static void kept_inline(struct rf_req *req)
  * plugin's own threads count against) can leave it none. */
 void rf_backing_moved(struct rf_req *req, int res)
 {
+	if (req->piped) {
+		/* through the entry's pipe (pipe.c): whole */
+		res = rf_pipe_done(req, req->fd, res);
+		if (res > 0)
+			kept_count(req, (uint32_t)res);
+		else if (res < 0)
+			req->error = -res < 512 ? -res : EIO;
+		kept_end(req);
+		return;
+	}
 	if ((res == -ECANCELED || res == -EAGAIN) && !req->zc) {
 		kept_inline(req);
 		return;
@@ -359,6 +370,9 @@ void rf_backing_move(struct rf_req *req)
 		kept_inline(req);
 		return;
 	}
+	/* small, on a memory file: through the entry's pipe */
+	if (rf_pipe_start(req, req->fd, true))
+		return;
 	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
 	if (r < 0) {
 		req->error = EIO;

@@ -7,7 +7,8 @@
  *   it is installed in its entry's data slot of the FUSE ring and the
  *   bytes move with READ_FIXED / WRITE_FIXED between the file and the
  *   client's own pages, which the kernel registered for the request in
- *   the entry's buffer slot: no byte passes through the pool;
+ *   the entry's buffer slot: no byte passes through the pool (small
+ *   transfers on memory files through the entry's pipe: pipe.c);
  * - a backing file's data, between the file and the request's payload,
  *   with no word from the host at all, is backing.c's.
  *
@@ -92,6 +93,11 @@ void rf_data_start(struct rf_req *req)
 		rf_queue_commit(req);
 		return;
 	}
+	/* small, on a memory file: through the entry's pipe, with the file
+	 * kept until then */
+	req->done = 0;
+	if (rf_pipe_start(req, req->fd, false))
+		return;
 	/* Install the plugin's file in this entry's slot; the ring keeps its
 	 * own reference, and the keeper lets go of the one it was passed. */
 	r = rf_io_uring_register(q->ring_fd, IORING_REGISTER_FILES_UPDATE, &up, 1);
@@ -120,6 +126,12 @@ void rf_data_done(struct rf_req *req, int res)
 	if (req->backing_ref >= 0 || !req->zc) {
 		rf_backing_moved(req, res);
 		return;
+	}
+	if (req->piped) {
+		res = rf_pipe_done(req, req->fd, res);
+		close(req->fd);
+		req->fd = -1;
+		req->len = res > 0 ? (uint32_t)res : 0; /* whole: no more to move */
 	}
 	if (res > 0) {
 		if (req->fd_op == RF_FDOP_READ) {

@@ -5,6 +5,8 @@
  *
  *   ring.c         the FUSE ring: SQEs, commands, the commit of a checked
  *                  reply, the records a successor reads
+ *   pipe.c         small zero-copied transfers on memory files, through a
+ *                  pipe
  *   backing.c      a backing file's data, moved by the keeper itself
  *   data.c         zero-copied data, between a file and the client's pages
  *   request.c      a request's way from the ring to whoever answers it
@@ -54,6 +56,15 @@ static inline bool rf_request_id(uint64_t id)
  * interrupts, are not recorded). */
 void rf_seen_record(struct rf_worker *w, uint64_t id);
 bool rf_seen(const struct rf_worker *w, uint64_t id);
+
+/* pipe.c: rf_pipe_start moves @req's zero-copied data through its
+ * entry's pipe, if it is a small transfer on a memory file (true: the
+ * ring op is posted), with @fd, a regular file if @checked; once that op
+ * completed with @res, rf_pipe_done moves the rest and gives what the
+ * transfer moved in all, or -errno. req->piped says which path a
+ * completion is of. */
+bool rf_pipe_start(struct rf_req *req, int fd, bool checked);
+int rf_pipe_done(struct rf_req *req, int fd, int res);
 
 /* backing.c, files whose data the keeper moves itself (its comment says
  * why). rf_backing_add takes @fd for handle @fh (true) or leaves it to
