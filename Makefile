@@ -276,7 +276,8 @@ vm-build: all $(UNIT_BINS)
 
 # per-entry buffers, buffer pools and zero copy side by side in the 7.3
 # guest (bench/vm.sh); its table goes to bench/results/vm-latest.md
-BENCH_VM_ENV = ROUNDS=$${ROUNDS:-3} RUNTIME=$${RUNTIME:-5} SIZE=$${SIZE:-64M} BACKING=$${BACKING:-tmpfs}
+BENCH_VM_ENV = ROUNDS=$${ROUNDS:-3} RUNTIME=$${RUNTIME:-5} SIZE=$${SIZE:-64M} BACKING=$${BACKING:-tmpfs} \
+	WORKLOADS="$${WORKLOADS:-}"
 bench-vm: deps
 	@./tools/install-deps.sh $(VM_DEPS)
 	$(Q)$(MAKE) --no-print-directory all

@@ -9,7 +9,7 @@
 # (BACKING: tmpfs, or ext4 on a loop device over a file in the guest's
 # memory, which reads cached data without blocking), queue_depth 8,
 # max_write 1M. Workloads: fio psync numjobs=2, 1 MiB O_DIRECT sequential
-# read and write, 4 KiB O_DIRECT random read. Rounds interleave targets and
+# read and write, 4 KiB O_DIRECT random read and write. Rounds interleave targets and
 # workloads; each cell is the median of ROUNDS runs, with the ratio to
 # entries, the worker's CPU seconds per GiB moved and the bytes it staged
 # in the pool per byte moved (read_fixed + write_fixed + inline bytes that
@@ -20,7 +20,7 @@
 # Prints a markdown table between "bench-vm: begin" and "bench-vm: end",
 # which make bench-vm keeps in bench/results/vm-latest.md. Knobs: ROUNDS
 # (3), RUNTIME (seconds per fio run, 5), SIZE (per fio job, 64M), BACKING
-# (tmpfs).
+# (tmpfs), WORKLOADS (all four).
 set -euo pipefail
 if [ $# -gt 0 ]; then
 	case $1 in
@@ -35,7 +35,7 @@ RUNTIME=${RUNTIME:-5}
 SIZE=${SIZE:-64M}
 BACKING=${BACKING:-tmpfs}
 TARGETS="entries pool zc"
-WORKLOADS="seqread-direct seqwrite-direct randread-4k-direct"
+WORKLOADS=${WORKLOADS:-"seqread-direct seqwrite-direct randread-4k-direct randwrite-4k-direct"}
 [ "$(id -u)" = 0 ] || { echo "bench-vm: run as root" >&2; exit 1; }
 [ -w /sys/module/fuse/parameters/enable_uring ] || { echo "bench-vm: no FUSE io-uring" >&2; exit 1; }
 case $BACKING in tmpfs | ext4) ;; *) echo "bench-vm: BACKING is tmpfs or ext4, not $BACKING" >&2; exit 2 ;; esac
@@ -100,6 +100,7 @@ declare -A FIO=(
 	[seqread-direct]="--rw=read --bs=1M --direct=1"
 	[seqwrite-direct]="--rw=write --bs=1M --direct=1"
 	[randread-4k-direct]="--rw=randread --bs=4k --direct=1"
+	[randwrite-4k-direct]="--rw=randwrite --bs=4k --direct=1"
 )
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # bytes the worker of $1 moved through the pool so far
@@ -127,7 +128,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 w, ticks, hz, pooled = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 nbytes = j["read"]["io_bytes"] + j["write"]["io_bytes"]
-if w.startswith("randread"):
+if w.startswith("rand"):
     v, u = (j["read"]["iops"] + j["write"]["iops"]) / 1000, "kIOPS"
 else:
     v, u = (j["read"]["bw"] + j["write"]["bw"]) / 1024.0, "MiB/s"
@@ -140,7 +141,7 @@ for t in $TARGETS; do
 	fio --name=rf --directory="$T/$t.mnt" --rw=write --bs=1M --direct=1 --numjobs=2 \
 		--size="$SIZE" --ioengine=psync --output=/dev/null
 done
-n=0 total=$((ROUNDS * 3 * 3))
+n=0 total=$((ROUNDS * $(wc -w <<<"$WORKLOADS") * $(wc -w <<<"$TARGETS")))
 for r in $(seq "$ROUNDS"); do
 	for w in $WORKLOADS; do
 		for t in $TARGETS; do
@@ -185,4 +186,8 @@ for w in order_w:
         print("| %s | %s | %.2f %s | %.2f-%.2f | %.2f | %s | %s |" % (w, t, m, unit[w], min(v), max(v), m / ref, c, p))
 EOP
 echo "bench-vm: end"
+for t in $TARGETS; do
+	say "$t: $("$B/ringfencectl" -s "$T/ctl.sock" status "$t" | tr ' ' '\n' |
+		grep -E '^(read_fixed|write_fixed|inline|zero_copy|spliced)_bytes=' | tr '\n' ' ')"
+done
 say "done"
