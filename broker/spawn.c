@@ -440,8 +440,9 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 			 (unsigned long long)sc.args[1], (unsigned long long)sc.args[2],
 			 (unsigned long long)sc.args[3], (unsigned long long)sc.args[4],
 			 (unsigned long long)sc.args[5]);
-		log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the worker dies", t->pol.name,
-			  t->pol.plugin, t->fail_reason, sc.nr, (unsigned long long)sc.ip);
+		log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the process that made it dies",
+			  t->pol.name, t->pol.plugin, t->fail_reason, sc.nr,
+			  (unsigned long long)sc.ip);
 		free(name);
 		return;
 	}

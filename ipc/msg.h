@@ -98,9 +98,15 @@ static inline uint64_t rf_restore_node_bytes(uint32_t nodes)
 {
 	return rf_restore_table_bytes(nodes);
 }
+static inline uint32_t rf_restore_files(uint32_t nodes)
+{
+	return nodes ? nodes / 4 + 16 : 0;
+}
 static inline uint64_t rf_restore_bytes(uint32_t nodes)
 {
-	return nodes ? rf_restore_node_bytes(nodes) + rf_restore_table_bytes(nodes / 4 + 16) : 0;
+	return nodes ? rf_restore_node_bytes(nodes) +
+			       rf_restore_table_bytes(rf_restore_files(nodes))
+		     : 0;
 }
 #define RF_OPTIONS_MAX 1024
 

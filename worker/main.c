@@ -394,11 +394,13 @@ static void worker_dispatch(void)
 			if (W.host_pid && W.cfg.host_restart &&
 			    atomic_load(&W.reported_seq) == atomic_load(&W.host_seq))
 				continue; /* no host to answer: the broker waits (READY) */
+			/* (the host's answer counts only as the answer to
+			 * this PING: keeper/answer.c) */
+			atomic_store(&W.ping_seq, ping.seq);
 			if (W.host_pid) {
 				rf_host_broadcast(&W, RF_CH_PING, ping.seq);
 				continue;
 			}
-			atomic_store(&W.ping_seq, ping.seq);
 			for (q = 0; q < W.nqueues; q++)
 				rf_queue_wake(&W.queues[q]);
 			continue;

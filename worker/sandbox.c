@@ -417,6 +417,59 @@ static const int denied[] = {
 	SCMP_SYS(shmget),
 };
 
+/*
+ * The plugin host and its keeper share a uid, so the kernel would let the
+ * host signal, re-limit, re-prioritise and move its keeper (and, with a
+ * pid of 0 meaning its process group, or -1 everyone, all of them at
+ * once). Whatever a tenant's policy allows, the host's calls that name a
+ * process may name only itself: its own pid (signals: glibc's raise,
+ * abort and pthread_kill name it), or 0, the calling thread (limits,
+ * priorities, affinity, scheduling, I/O priority; glibc's setrlimit, nice
+ * and sched_setaffinity pass 0). Anything else fails with EPERM, as the
+ * kernel answers a process it may not touch. tkill names a thread of any
+ * process, and a pidfd any process (one opened from /proc needs no
+ * pidfd_open): neither is allowed.
+ */
+static int deny_others(scmp_filter_ctx ctx)
+{
+	const uint64_t self = (uint64_t)getpid();
+	const uint32_t no = SCMP_ACT_ERRNO(EPERM);
+	static const int by_pid[] = {
+		SCMP_SYS(kill),
+		SCMP_SYS(tgkill),
+		SCMP_SYS(rt_sigqueueinfo),
+		SCMP_SYS(rt_tgsigqueueinfo),
+	};
+	static const int by_zero[] = {
+		SCMP_SYS(prlimit64),	  SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_setscheduler),
+		SCMP_SYS(sched_setparam), SCMP_SYS(sched_setattr),
+	};
+	size_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < sizeof(by_pid) / sizeof(by_pid[0]); i++)
+		r = seccomp_rule_add(ctx, no, by_pid[i], 1, SCMP_A0(SCMP_CMP_NE, self));
+	for (i = 0; !r && i < sizeof(by_zero) / sizeof(by_zero[0]); i++)
+		r = seccomp_rule_add(ctx, no, by_zero[i], 1, SCMP_A0(SCMP_CMP_NE, 0));
+	/* setpriority(which, who, ...) and ioprio_set(which, who, ...): the
+	 * calling thread alone (PRIO_PROCESS 0, IOPRIO_WHO_PROCESS 1) */
+	if (!r)
+		r = seccomp_rule_add(ctx, no, SCMP_SYS(setpriority), 1,
+				     SCMP_A0(SCMP_CMP_NE, PRIO_PROCESS));
+	if (!r)
+		r = seccomp_rule_add(ctx, no, SCMP_SYS(setpriority), 1, SCMP_A1(SCMP_CMP_NE, 0));
+	if (!r)
+		r = seccomp_rule_add(ctx, no, SCMP_SYS(ioprio_set), 1,
+				     SCMP_A0(SCMP_CMP_NE, 1 /* IOPRIO_WHO_PROCESS */));
+	if (!r)
+		r = seccomp_rule_add(ctx, no, SCMP_SYS(ioprio_set), 1, SCMP_A1(SCMP_CMP_NE, 0));
+	if (!r)
+		r = seccomp_rule_add(ctx, no, SCMP_SYS(tkill), 0);
+	if (!r)
+		r = seccomp_rule_add(ctx, no, SCMP_SYS(pidfd_send_signal), 0);
+	return r;
+}
+
 int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr)
 {
 	bool host = who != RF_DENY_KEEPER && who != RF_DENY_KEEPER_FORKS;
@@ -502,6 +555,8 @@ int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr)
 					     pool_addr));
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(remap_file_pages), 0);
+	if (!r && host)
+		r = deny_others(ctx);
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

@@ -249,6 +249,7 @@ struct rf_worker {
 	bool sandbox;
 	atomic_uint host_seq;
 	atomic_uint reported_seq;
+	uint32_t restored_seq; /* keeper: the host whose restore was counted */
 	pid_t reap_pid; /* the host the reaper is to wait for (start_lock) */
 	uint16_t hgen;
 };

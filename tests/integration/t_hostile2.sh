@@ -1,7 +1,8 @@
 #!/bin/bash
-# Hostile-plugin findings, one regression test each: memory no rlimit counts, a worker's word about its own
-# connection, signals from outside the broker. Every time, the broker and
-# a memfs tenant beside the hostile one carry on.
+# Hostile-plugin findings, one regression test each: memory no rlimit
+# counts, a worker's word about its own connection, signals from outside
+# the broker, a plugin host's attacks on its own keeper. Every time, the
+# broker and a memfs tenant beside the hostile one carry on.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 HOSTILE=$BUILD/tests/plugins/hostile.so
@@ -146,7 +147,7 @@ else
 	rf_log "  intbit, intbit2 on io-uring: in the 7.3 guest only (make check-vm)"
 fi
 
-rf_log "FUSE ring commands from the plugin: none reach the kernel (items 2 and 3)"
+rf_log "FUSE ring commands from the plugin: none reach the kernel"
 # COMMIT_AND_FETCH with ids that do not exist made a kernel log line each;
 # REGISTER in a loop grew unreclaimable slab by ~500 bytes a command. The
 # plugin's process has no FUSE ring: its own ring refuses both (EACCES)
@@ -237,5 +238,54 @@ grep -q "$(rf_host_death h) killed by signal 9 (Killed), which the broker did no
 	rf_fail "the broker did not say the host's kill was not its own"
 rf_bystander_ok sigkill-host
 rf_log "  kill -KILL of the plugin host as the worker's uid -> the same, outside_kills=2"
+rf_stop
+
+rf_log "the plugin host cannot harm its keeper: files, forged records, its limits"
+# 3000 records with two descriptors each, which the keeper never asked for
+rf_hostile_pair
+w=$(rf_worker h)
+n0=$(ls "/proc/$w/fd" | wc -l)
+got=$(rf_stat_errno "$T/h.mnt/attack-chan_files" 60)
+[ "$got" = ENOTRECOVERABLE ] || rf_fail "chan_files: the attack did not run: $got"
+n1=$(ls "/proc/$w/fd" | wc -l)
+[ "$(rf_worker h)" = "$w" ] && [ $((n1 - n0)) -lt 8 ] ||
+	rf_fail "chan_files: the keeper went from $n0 to $n1 descriptors ($(rf_status h))"
+rf_bystander_ok chan_files
+rf_log "  chan_files -> the keeper's descriptors $n0 before, $n1 after 6000 unasked-for files"
+# a PONG for a PING never sent, and a restore of more than the table holds
+got=$(rf_stat_errno "$T/h.mnt/attack-forge")
+[ "$got" = ENOTRECOVERABLE ] || rf_fail "forge: the attack did not run: $got"
+sleep $((3 * RF_TIME_SCALE))
+[ "$(rf_worker h)" = "$w" ] && [ "$(rf_field h crashes)" = 0 ] ||
+	rf_fail "forge: the worker was ended: $(grep -o "killing worker [0-9]*: .*" "$T/broker.log")"
+[ "$(rf_field h restored_nodes)" = 0 ] && [ "$(rf_field h restored_files)" = 0 ] ||
+	rf_fail "forge: counted $(rf_field h restored_nodes) nodes, $(rf_field h restored_files) files"
+[ "$(rf_stat_errno "$T/h.mnt/devnode")" = OK ] || rf_fail "forge: the worker does not serve"
+rf_bystander_ok forge
+rf_log "  forge -> the heartbeat and the restore's counts are the keeper's"
+rf_stop
+# a policy that allows what names other processes: whenever it names the
+# keeper, it fails with EPERM, and the keeper keeps its limits, nice value,
+# CPUs and scheduling
+cp "$ROOT/seccomp.policy" "$ROOT/worker.policy" "$T/"
+sed -i 's/^sched_setaffinity: .*/sched_setaffinity: 1/' "$T/worker.policy"
+printf '%s: 1\n' prlimit64 setpriority sched_setscheduler kill >>"$T/seccomp.policy"
+rf_hostile_pair "seccomp_policy = $T/seccomp.policy"
+w=$(rf_worker h)
+keeper() {
+	grep -E '^Max (open files|cpu time)' "/proc/$w/limits"
+	awk '{ print "nice", $19 }' "/proc/$w/stat"
+	grep Cpus_allowed_list "/proc/$w/status"
+	chrt -p "$w" | head -1
+}
+before=$(keeper)
+for a in keeper_prlimit keeper_nice keeper_group_nice keeper_affinity keeper_sched keeper_signal; do
+	got=$(rf_stat_errno "$T/h.mnt/attack-$a")
+	[ "$got" = EPERM ] || rf_fail "$a: the plugin got $got, not EPERM"
+	[ "$(rf_worker h)" = "$w" ] && [ "$(rf_field h crashes)" = 0 ] || rf_fail "$a: $(rf_status h)"
+	[ "$(keeper)" = "$before" ] || rf_fail "$a: the keeper changed: $before -> $(keeper)"
+	rf_log "  $a -> EPERM; the keeper unchanged"
+done
+rf_bystander_ok keeper
 rf_stop
 exit 0

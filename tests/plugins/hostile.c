@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -762,6 +763,47 @@ static int a_pool_stretch(void)
 	return q == MAP_FAILED ? errno : SUCCEEDED;
 }
 
+/* Calls that name the keeper (pid 1 of the worker's namespace), which
+ * shares the host's uid: its descriptor limit, nice value, CPUs and
+ * scheduling, and a signal (the keeper has a SIGSYS handler). */
+static int a_keeper_prlimit(void)
+{
+	struct rlimit none = { 0, 0 };
+
+	return result(syscall(SYS_prlimit64, 1, RLIMIT_NOFILE, &none, NULL));
+}
+
+static int a_keeper_nice(void)
+{
+	return result(setpriority(PRIO_PROCESS, 1, 19));
+}
+
+static int a_keeper_group_nice(void)
+{
+	return result(setpriority(PRIO_PGRP, 0, 19));
+}
+
+static int a_keeper_affinity(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return result(sched_setaffinity(1, sizeof(set), &set));
+}
+
+static int a_keeper_sched(void)
+{
+	struct sched_param p = { 0 };
+
+	return result(sched_setscheduler(1, SCHED_IDLE, &p));
+}
+
+static int a_keeper_signal(void)
+{
+	return result(kill(1, SIGSYS));
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -813,7 +855,76 @@ static const struct {
 	{ "shmanon", a_shmanon },
 	{ "memfd", a_memfd },
 	{ "shmget", a_shmget },
+	{ "keeper_prlimit", a_keeper_prlimit },
+	{ "keeper_nice", a_keeper_nice },
+	{ "keeper_group_nice", a_keeper_group_nice },
+	{ "keeper_affinity", a_keeper_affinity },
+	{ "keeper_sched", a_keeper_sched },
+	{ "keeper_signal", a_keeper_signal },
 };
+
+/* Records of the host's own making on queue 0's channel socket, each
+ * with two descriptors the keeper did not ask for (a COUNT of no counter:
+ * a record the keeper takes there). */
+static int chan_files(struct rf_req *req)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_COUNT, .idx = 99 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} c;
+	int fds[2] = { open("/", O_PATH | O_CLOEXEC), open("/", O_PATH | O_CLOEXEC) }, i, e = 0;
+
+	for (i = 0; i < 3000 && !e; i++) {
+		struct iovec iov = { &r, sizeof(r) };
+		struct msghdr m = { .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = c.buf,
+				    .msg_controllen = sizeof(c.buf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+		if (sendmsg(req->q->w->queues[0].chan_fd, &m, 0) < 0)
+			e = errno == EAGAIN ? (usleep(1000), 0) : errno;
+	}
+	close(fds[0]);
+	close(fds[1]);
+	return e ? e : SUCCEEDED;
+}
+
+/* What the keeper counts and what the broker reads, forged: a PONG for a
+ * PING never sent (on the ring, in the host's own outgoing batch), and a
+ * restore's count of more nodes than the table holds, twice (on the
+ * socket). */
+static int send_rec(int sock, const struct rf_chan_rec *r)
+{
+	struct iovec iov = { (void *)r, sizeof(*r) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	return sendmsg(sock, &m, 0) < 0 ? errno : 0;
+}
+
+static int forge(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	int sock = q->w->queues[0].chan_fd, e = 0, i;
+	struct rf_chan_rec c = {
+		.kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .a = 1ULL << 40, .len = 1u << 30
+	};
+
+	for (i = 0; i < 2 && q->ntx < RF_CHAN_BATCH; i++)
+		q->tx[q->ntx++] = (struct rf_chan_rec){ .kind = RF_CH_PONG, .a = (1ULL << 40) + i };
+	for (i = 0; i < 2 && !e; i++)
+		e = send_rec(sock, &c);
+	c.a = 1; /* ... and a second restore */
+	c.len = 0;
+	if (!e)
+		e = send_rec(sock, &c);
+	return e ? e : SUCCEEDED;
+}
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 {
@@ -922,6 +1033,14 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	}
 	if (!strcmp(name, "noanswer"))
 		return; /* and never will */
+	if (!strcmp(name, "chan_files")) {
+		rf_reply_err(req, chan_files(req));
+		return;
+	}
+	if (!strcmp(name, "forge")) {
+		rf_reply_err(req, forge(req));
+		return;
+	}
 	if (!strcmp(name, "oversize")) {
 		/* 16 bytes where the kernel expects a 128-byte entry */
 		rf_reply_data(req, buf, sizeof(buf));

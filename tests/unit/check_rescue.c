@@ -645,6 +645,9 @@ START_TEST(test_host_counters_and_heartbeat)
 	};
 
 	w.host_pid = 1;
+	w.cfg.restore_nodes = 64;
+	atomic_store(&w.host_seq, 1);
+	atomic_store(&w.ping_seq, 77);
 	from_host_socket(r, 2);
 	from_host(&r[2], 1);
 	ck_assert_uint_eq(q.stats->restored_nodes, 5);
@@ -652,6 +655,45 @@ START_TEST(test_host_counters_and_heartbeat)
 	ck_assert_uint_eq(q.stats->restore_failed, 2);
 	ck_assert_uint_eq(q.stats->restore_full, 1);
 	ck_assert_uint_eq(q.stats->heartbeat, 77);
+}
+END_TEST
+
+/* counts and PONGs a host makes up: a restore of more than the tables
+ * hold, a second restore by the same host, a full table of more than one
+ * record, a PONG for a PING never sent: none is counted; the next host's
+ * restore is */
+START_TEST(test_host_counts_are_held_to_the_keepers_records)
+{
+	uint32_t files = rf_restore_files(64);
+	struct rf_chan_rec r[] = {
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .a = 65 },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .len = files + 1 },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .error = -1 },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .error = (int32_t)(64 + files + 1) },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORE_FULL, .a = 1000 },
+		{ .kind = RF_CH_COUNT, .idx = 99, .a = 1 },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .a = 64, .len = files, .error = 3 },
+		{ .kind = RF_CH_COUNT, .idx = RF_CNT_RESTORED, .a = 7 },
+	};
+	struct rf_chan_rec pong[2] = { { .kind = RF_CH_PONG, .a = 78 },
+				       { .kind = RF_CH_PONG, .a = 1ULL << 40 } };
+
+	w.host_pid = 1;
+	w.cfg.restore_nodes = 64;
+	atomic_store(&w.host_seq, 1);
+	atomic_store(&w.ping_seq, 77);
+	q.stats->heartbeat = 76;
+	from_host_socket(r, sizeof(r) / sizeof(r[0]));
+	from_host(pong, 2);
+	ck_assert_uint_eq(q.stats->restored_nodes, 64);
+	ck_assert_uint_eq(q.stats->restored_files, files);
+	ck_assert_uint_eq(q.stats->restore_failed, 3);
+	ck_assert_uint_eq(q.stats->restore_full, 0);
+	ck_assert_uint_eq(q.stats->heartbeat, 76);
+	/* the next host restores again */
+	atomic_store(&w.host_seq, 2);
+	from_host_socket(&r[7], 1);
+	ck_assert_uint_eq(q.stats->restored_nodes, 71);
 }
 END_TEST
 
@@ -841,6 +883,38 @@ static void from_host_with_file(const struct rf_chan_rec *r, int fd)
 	rf_queue_host_message(&q, (int)sizeof(*r));
 }
 
+/* a message that carries two files: the keeper keeps neither */
+START_TEST(test_host_files_not_asked_for_are_closed)
+{
+	struct rf_chan_rec r = { .kind = RF_CH_COUNT, .idx = 99 };
+	struct cmsghdr *cm = (struct cmsghdr *)(void *)q.rx_cmsg.buf;
+	int fds[2] = { open("/", O_PATH), open("/", O_PATH) };
+
+	ck_assert_uint_eq(sizeof(q.rx_cmsg.buf), CMSG_LEN(sizeof(fds)));
+	w.host_pid = 1;
+	memcpy(q.rx, &r, sizeof(r));
+	memset(&q.rx_cmsg, 0, sizeof(q.rx_cmsg));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	rf_queue_host_message(&q, (int)sizeof(r));
+	ck_assert_int_lt(fcntl(fds[0], F_GETFD), 0);
+	ck_assert_int_lt(fcntl(fds[1], F_GETFD), 0);
+	/* and the count of a header longer than the buffer: as many as fit */
+	fds[0] = open("/", O_PATH);
+	fds[1] = open("/", O_PATH);
+	memset(&q.rx_cmsg, 0, sizeof(q.rx_cmsg));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	rf_queue_host_message(&q, (int)sizeof(r));
+	ck_assert_int_lt(fcntl(fds[0], F_GETFD), 0);
+	ck_assert_int_lt(fcntl(fds[1], F_GETFD), 0);
+}
+END_TEST
+
 /* a regular file holding "backing bytes" */
 static int backing_file(void)
 {
@@ -985,6 +1059,8 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_host_answer_for_no_waiting_slot_is_ignored);
 	tcase_add_test(tc, test_host_file_without_a_zero_copy_is_eio);
 	tcase_add_test(tc, test_host_counters_and_heartbeat);
+	tcase_add_test(tc, test_host_counts_are_held_to_the_keepers_records);
+	tcase_add_test(tc, test_host_files_not_asked_for_are_closed);
 	tcase_add_exit_test(tc, test_host_message_of_no_whole_record_ends_the_worker, 1);
 	tcase_add_exit_test(tc, test_host_answer_before_ready_ends_the_worker, 1);
 	tcase_add_exit_test(tc, test_host_ready_opens_its_channel, 1);

@@ -3,14 +3,19 @@
  * The privilege drop across threads: queue threads start (and add their
  * zero-copy queues) while the worker is root, so each drops its own share,
  * the main thread drops the rest, and a check of every thread's
- * /proc/self/task/N/status proves that none kept anything. The drop tests
- * need root and run in Check's forked child, never in the runner.
+ * /proc/self/task/N/status proves that none kept anything; and the plugin
+ * host's deny list, which keeps it from naming its keeper. The tests need
+ * root and run in Check's forked child, never in the runner.
  */
 #include "check_main.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox.h"
@@ -133,6 +138,57 @@ START_TEST(test_a_thread_that_kept_privileges_is_caught)
 }
 END_TEST
 
+/* The plugin host's deny list: what names a process other than the
+ * caller fails with EPERM (here the "keeper" is a child that waits for
+ * the test's end), what names the caller works. */
+START_TEST(test_the_host_names_no_other_process)
+{
+	struct rlimit lim;
+	cpu_set_t set;
+	int p[2];
+	pid_t k;
+	char c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	k = fork();
+	ck_assert_int_ge(k, 0);
+	if (k == 0) {
+		close(p[1]);
+		(void)!read(p[0], &c, 1);
+		_exit(0);
+	}
+	close(p[0]);
+	ck_assert_int_eq(rf_sandbox_seccomp_base(-1, RF_DENY_HOST, 0), 0);
+	lim.rlim_cur = lim.rlim_max = 0;
+	errno = 0;
+	ck_assert_int_eq(syscall(SYS_prlimit64, k, RLIMIT_NOFILE, &lim, NULL), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim), 0);
+	ck_assert_int_eq(setpriority(PRIO_PROCESS, (id_t)k, 19), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(setpriority(PRIO_PGRP, 0, 19), -1);
+	ck_assert_int_eq(setpriority(PRIO_USER, 0, 19), -1);
+	ck_assert_int_eq(setpriority(PRIO_PROCESS, 0, 1), 0);
+	ck_assert_int_eq(kill(k, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(kill(0, 0), -1);
+	ck_assert_int_eq(kill(-1, 0), -1);
+	ck_assert_int_eq(kill(getpid(), 0), 0);
+	ck_assert_int_eq(syscall(SYS_tgkill, getpid(), gettid(), 0), 0);
+	ck_assert_int_eq(syscall(SYS_tgkill, k, k, 0), -1);
+	ck_assert_int_eq(syscall(SYS_tkill, gettid(), 0), -1);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ck_assert_int_eq(sched_setaffinity(k, sizeof(set), &set), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	ck_assert_int_eq(sched_setscheduler(k, SCHED_IDLE, &(struct sched_param){ 0 }), -1);
+	ck_assert_int_eq(errno, EPERM);
+	close(p[1]);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -141,6 +197,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_status_fields);
 	tcase_add_test(tc, test_every_thread_drops);
 	tcase_add_test(tc, test_a_thread_that_kept_privileges_is_caught);
+	tcase_add_test(tc, test_the_host_names_no_other_process);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -55,17 +55,28 @@ static void host_failed(struct rf_queue *q, const char *why)
 }
 
 /* The file a message carried, or -1 (read from the control buffer as
- * the kernel left it: zeroed before each receive). */
+ * the kernel left it: zeroed before each receive). The buffer has room
+ * for one header and two descriptors, and the kernel installs only the
+ * descriptors that fit (closing the rest): anything but exactly one file
+ * is closed, every file of it, for the keeper holds nothing it did not
+ * ask for. */
 static int chan_file(struct rf_queue *q)
 {
 	const struct cmsghdr *cm = (const void *)q->rx_cmsg.buf;
-	int fd;
+	int fds[(sizeof(q->rx_cmsg.buf) - CMSG_LEN(0)) / sizeof(int)];
+	size_t len = cm->cmsg_len, n, i;
 
-	if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+	if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || len < CMSG_LEN(0))
 		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
-	return fd;
+	if (len > sizeof(q->rx_cmsg.buf))
+		len = sizeof(q->rx_cmsg.buf);
+	n = (len - CMSG_LEN(0)) / sizeof(int);
+	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
+	if (n == 1)
+		return fds[0];
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	return -1;
 }
 
 /* The host's answer to the request in a slot, held to the keeper's own
@@ -169,6 +180,29 @@ void rf_keeper_count(struct rf_worker *w, uint32_t which, uint64_t a, uint32_t l
 	}
 }
 
+/*
+ * A count the host reports (the restore's, run in the host), held to what
+ * it can be: one restore per host, of at most the tables' records; a
+ * record the table had no room for, one at a time. Anything else is not
+ * counted.
+ */
+static void host_count(struct rf_queue *q, const struct rf_chan_rec *r)
+{
+	struct rf_worker *w = q->w;
+	uint32_t nodes = w->cfg.restore_nodes, files = rf_restore_files(nodes);
+	uint32_t seq = atomic_load(&w->host_seq);
+
+	if (r->idx == RF_CNT_RESTORED) {
+		if (w->restored_seq == seq || r->a > nodes || r->len > files || r->error < 0 ||
+		    (uint32_t)r->error > nodes + files)
+			return;
+		w->restored_seq = seq;
+	} else if (r->idx != RF_CNT_RESTORE_FULL || r->a != 1) {
+		return;
+	}
+	rf_keeper_count(w, r->idx, r->a, r->len, r->error);
+}
+
 /* The host took none of @n records: a message is taken whole or not at
  * all, so what is in it never reached a host (host_restart: the next
  * gets it), and this one is ended (unless the keeper is stopping). */
@@ -203,11 +237,16 @@ static bool host_record(struct rf_queue *q, const struct rf_chan_rec *r, enum rf
 		host_told(q, r);
 		break;
 	case RF_CH_PONG:
-		/* both of this queue's threads are alive */
-		__atomic_store_n(&q->stats->heartbeat, r->a, __ATOMIC_RELAXED);
+		/* both of this queue's threads are alive: the broker reads
+		 * the PING it sent last, written by the keeper, if this is
+		 * the answer to it (not a value the host made up: an answer
+		 * to an older PING leaves the heartbeat where it is) */
+		if (r->a == atomic_load(&w->ping_seq))
+			__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq),
+					 __ATOMIC_RELAXED);
 		break;
 	case RF_CH_COUNT:
-		rf_keeper_count(w, r->idx, r->a, r->len, r->error);
+		host_count(q, r);
 		break;
 	case RF_CH_READY:
 		if (q->qid != 0)
