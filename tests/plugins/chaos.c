@@ -444,13 +444,17 @@ static void *chaos(void *arg)
 
 static int c_init(const struct rf_init_args *a, void **ud)
 {
+	struct timespec now;
 	pthread_t th;
 	int i;
 
 	*ud = NULL;
 	no_pool = strstr(a->options, "no_pool") != NULL;
 	answer_all = strstr(a->options, "answer_all") != NULL;
-	seed0 = (unsigned int)time(NULL) ^ (unsigned int)(uintptr_t)&th;
+	/* nanoseconds: a plugin host the keeper forks again (host_restart)
+	 * has the same addresses, and may start within the same second */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	seed0 = (unsigned int)now.tv_sec ^ (unsigned int)now.tv_nsec ^ (unsigned int)(uintptr_t)&th;
 	for (i = 0; i < NFILES; i++)
 		size[i] = (size_t)snprintf(data[i], FILE_MAX, "file %d\n", i);
 	find_pool();
