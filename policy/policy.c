@@ -422,6 +422,8 @@ static void mount_defaults(struct rf_mount_policy *m)
 	m->kernel_timeout = RF_KERNEL_TIMEOUT_AUTO;
 	m->default_permissions = true;
 	m->handle_killpriv = true;
+	m->host_restart = true;
+	m->restore_nodes = RF_DEFAULT_RESTORE_NODES;
 	strcpy(m->user, RF_DEFAULT_USER);
 }
 

@@ -142,6 +142,9 @@ struct rf_policy {
 #define RF_DEFAULT_HEARTBEAT_TIMEOUT 10
 #define RF_DEFAULT_CRASH_LIMIT 5
 #define RF_DEFAULT_CRASH_WINDOW 60
+/* node ids (and a quarter as many open files) that outlive a plugin
+ * host or a worker: at most 3.1 MiB of records (ipc/msg.h) */
+#define RF_DEFAULT_RESTORE_NODES 4096
 #define RF_CRASH_LIMIT_MAX 32
 /* Limits a tenant gets when its policy sets none: memory_max, and for
  * pids_max this many tasks beyond one thread per queue. */
