@@ -240,8 +240,14 @@ rf_bystander_ok sigkill-host
 rf_log "  kill -KILL of the plugin host as the worker's uid -> the same, outside_kills=2"
 rf_stop
 
+# what follows asks nothing of the kernel's version: on the host only
+# (the 7.3 guest's time goes to what does)
+if [ "${RF_IN_VM:-}" = 1 ]; then
+	rf_log "the plugin host's attacks on its keeper: on the host (make check-integration)"
+	exit 0
+fi
 rf_log "the plugin host cannot harm its keeper: files, forged records, its limits"
-# 3000 records with two descriptors each, which the keeper never asked for
+# 1000 records with two descriptors each, which the keeper never asked for
 rf_hostile_pair
 w=$(rf_worker h)
 n0=$(ls "/proc/$w/fd" | wc -l)
@@ -251,7 +257,7 @@ n1=$(ls "/proc/$w/fd" | wc -l)
 [ "$(rf_worker h)" = "$w" ] && [ $((n1 - n0)) -lt 8 ] ||
 	rf_fail "chan_files: the keeper went from $n0 to $n1 descriptors ($(rf_status h))"
 rf_bystander_ok chan_files
-rf_log "  chan_files -> the keeper's descriptors $n0 before, $n1 after 6000 unasked-for files"
+rf_log "  chan_files -> the keeper's descriptors $n0 before, $n1 after 2000 unasked-for files"
 # a PONG for a PING never sent, and a restore of more than the table holds
 got=$(rf_stat_errno "$T/h.mnt/attack-forge")
 [ "$got" = ENOTRECOVERABLE ] || rf_fail "forge: the attack did not run: $got"

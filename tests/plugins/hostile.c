@@ -875,7 +875,7 @@ static int chan_files(struct rf_req *req)
 	} c;
 	int fds[2] = { open("/", O_PATH | O_CLOEXEC), open("/", O_PATH | O_CLOEXEC) }, i, e = 0;
 
-	for (i = 0; i < 3000 && !e; i++) {
+	for (i = 0; i < 1000 && !e; i++) {
 		struct iovec iov = { &r, sizeof(r) };
 		struct msghdr m = { .msg_iov = &iov,
 				    .msg_iovlen = 1,
