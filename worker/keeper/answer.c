@@ -222,6 +222,7 @@ static bool host_record(struct rf_queue *q, const struct rf_chan_rec *r, enum rf
 			int *fd)
 {
 	struct rf_worker *w = q->w;
+	uint64_t ping;
 	char why[80];
 
 	if (rf_chan_check(RF_CHAN_HOST, q->chan_phase, via, q->qid, r, why, sizeof(why)) < 0) {
@@ -241,9 +242,9 @@ static bool host_record(struct rf_queue *q, const struct rf_chan_rec *r, enum rf
 		 * the PING it sent last, written by the keeper, if this is
 		 * the answer to it (not a value the host made up: an answer
 		 * to an older PING leaves the heartbeat where it is) */
-		if (r->a == atomic_load(&w->ping_seq))
-			__atomic_store_n(&q->stats->heartbeat, atomic_load(&w->ping_seq),
-					 __ATOMIC_RELAXED);
+		ping = atomic_load(&w->ping_seq);
+		if (r->a == ping)
+			__atomic_store_n(&q->stats->heartbeat, ping, __ATOMIC_RELAXED);
 		break;
 	case RF_CH_COUNT:
 		host_count(q, r);

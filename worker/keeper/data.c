@@ -113,7 +113,6 @@ void rf_data_start(struct rf_req *req)
 		rf_queue_commit(req);
 		return;
 	}
-	req->done = 0;
 	post_data(req);
 }
 
