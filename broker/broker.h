@@ -90,6 +90,16 @@ struct rf_tenant {
 	unsigned long long worker_start; /* its start time (/proc/PID/stat) */
 	int ipc_fd;
 	struct event *ipc_ev;
+	/* the plugin host's channel: LOG, SECCOMP and FAILED, once each of
+	 * the last two per host (host_msgs_seen) */
+	int host_ipc_fd;
+	struct event *host_ipc_ev;
+	uint32_t host_msgs_seen;
+	/* messages read from each channel since the watchdog's last tick:
+	 * past RF_IPC_READS it waits for the next (spawn.c) */
+	uint32_t ipc_reads, host_ipc_reads;
+	bool ipc_waiting, host_ipc_waiting;
+	uint64_t ipc_waits; /* ticks a channel waited so */
 	struct event *start_ev; /* deadline for READY */
 	uint32_t msgs_seen; /* RF_MSG_BIT()s of what the worker sent */
 	bool reaping; /* reading a dead worker's last words: LOG and FAILED only */
@@ -227,6 +237,7 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 /* spawn.c */
 int rf_worker_spawn(struct rf_tenant *t);
 void rf_worker_ipc_cb(int fd, short what, void *arg);
+void rf_host_ipc_cb(int fd, short what, void *arg);
 void rf_worker_reaped(struct rf_tenant *t, int status);
 void rf_worker_stop(struct rf_tenant *t);
 /* Kill the worker for breaking the rules (@why goes to the log and the
@@ -235,11 +246,20 @@ void rf_worker_kill(struct rf_tenant *t, const char *why);
 /* SIGKILL to @t's worker, remembered as the broker's own (no outside
  * kill, rf_worker_reaped). */
 void rf_worker_sigkill(struct rf_tenant *t);
+/* With host_restart, while the worker serves: ask the keeper to end its
+ * plugin host (HOST_REPLACE), whose death it then reports; false where
+ * the host cannot be ended alone (the caller kills the worker). */
+bool rf_host_end(struct rf_tenant *t);
+/* Once a second (the watchdog): a channel that waited for its budget of
+ * reads is read again. */
+void rf_worker_ipc_tick(struct rf_tenant *t);
 
 /* phase.c: NULL if a worker that has sent the types in @seen (a mask of
  * RF_MSG_BIT()s) may send @type now, else why not. */
 #define RF_MSG_BIT(type) (1U << (type))
 const char *rf_worker_msg_refusal(uint32_t type, uint32_t seen);
+/* The same for a plugin host's channel, @seen of the host's own. */
+const char *rf_host_msg_refusal(uint32_t type, uint32_t seen);
 
 /* tenant.c */
 int rf_tenant_start(struct rf_tenant *t);

@@ -244,6 +244,7 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 	C("heartbeat_kills", t->heartbeat_kills);
 	C("outside_kills", t->outside_kills);
 	C("log_dropped", t->log_dropped);
+	C("ipc_waits", t->ipc_waits);
 	C("requests", s->requests);
 	C("uring_requests", s->uring_requests);
 	C("classic_requests", s->classic_requests);

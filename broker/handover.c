@@ -95,6 +95,9 @@ static const struct field fields[] = {
 	ONE("worker_pid", F_SIGNED, worker_pid),
 	ONE("worker_start", F_UNSIGNED, worker_start),
 	ONE("ipc_fd", F_SIGNED, ipc_fd),
+	ONE("host_ipc_fd", F_SIGNED, host_ipc_fd),
+	ONE("host_msgs_seen", F_UNSIGNED, host_msgs_seen),
+	ONE("ipc_waits", F_UNSIGNED, ipc_waits),
 	ONE("msgs_seen", F_UNSIGNED, msgs_seen),
 	ONE("started", F_SIGNED, started),
 	ONE("stopping", F_BOOL, stopping),
@@ -192,6 +195,8 @@ int rf_handover_write(const struct rf_broker *b, int reply_fd, FILE *f)
 		 * or a killed worker's: it stays behind */
 		if (!t.ipc_ev)
 			t.ipc_fd = -1;
+		if (!t.host_ipc_ev)
+			t.host_ipc_fd = -1;
 		fputs("tenant ", f);
 		put_str(f, t.pol.name);
 		fputc('\n', f);
@@ -366,9 +371,9 @@ static int tenant_check(struct cursor *c, const struct rf_handover *h, struct rf
 	if (t->cg.ngroups < 0 || t->cg.ngroups > RF_CG_MAX)
 		return perr(c, "tenant %s: %d cgroups", t->pol.name, t->cg.ngroups);
 	if (t->fuse_fd < -1 || t->pool_fd < -1 || t->state_fd < -1 || t->ipc_fd < -1 ||
-	    t->worker_pid < 0)
+	    t->host_ipc_fd < -1 || t->worker_pid < 0)
 		return perr(c, "tenant %s: a descriptor or pid below -1", t->pol.name);
-	if (t->ipc_fd >= 0 && t->worker_pid <= 0)
+	if ((t->ipc_fd >= 0 || t->host_ipc_fd >= 0) && t->worker_pid <= 0)
 		return perr(c, "tenant %s: a worker socket without a worker", t->pol.name);
 	/* a stopped tenant keeps the geometry it had, for its status */
 	if ((t->pool_fd >= 0 && !t->geom.nqueues) ||
@@ -412,7 +417,7 @@ static int tenant_start(struct cursor *c, struct rf_handover *h, const char *v)
 	t = &h->tenants[h->ntenants++];
 	memset(t, 0, sizeof(*t));
 	t->pol = h->policy->mounts[i];
-	t->fuse_fd = t->pool_fd = t->state_fd = t->ipc_fd = -1;
+	t->fuse_fd = t->pool_fd = t->state_fd = t->ipc_fd = t->host_ipc_fd = -1;
 	return 0;
 }
 

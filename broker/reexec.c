@@ -252,7 +252,8 @@ static void mark_kept(const struct rf_broker *b, int state_fd, int reply_fd, boo
 		fcntl(reply_fd, F_SETFD, flag);
 	for (i = 0; i < b->ntenants; i++) {
 		const struct rf_tenant *t = b->tenants[i];
-		int fds[] = { t->fuse_fd, t->pool_fd, t->state_fd, t->ipc_ev ? t->ipc_fd : -1 };
+		int fds[] = { t->fuse_fd, t->pool_fd, t->state_fd, t->ipc_ev ? t->ipc_fd : -1,
+			      t->host_ipc_ev ? t->host_ipc_fd : -1 };
 
 		for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
 			if (fds[k] >= 0)
@@ -424,6 +425,7 @@ static const char *adopt_tenant(struct rf_tenant *t, char *why, size_t len)
 	t->state_fd =
 		take_fd(t->state_fd, "state", S_IFREG, (off_t)rf_pool_state_bytes(t), why, len);
 	t->ipc_fd = take_fd(t->ipc_fd, "worker socket", S_IFSOCK, -1, why, len);
+	t->host_ipc_fd = take_fd(t->host_ipc_fd, "plugin host's socket", S_IFSOCK, -1, why, len);
 	if (why[0])
 		return why;
 	if (t->pool_fd >= 0 && (r = rf_pool_map(t)) < 0) {
@@ -435,6 +437,12 @@ static const char *adopt_tenant(struct rf_tenant *t, char *why, size_t len)
 		t->ipc_ev =
 			event_new(t->b->base, t->ipc_fd, EV_READ | EV_PERSIST, rf_worker_ipc_cb, t);
 		if (!t->ipc_ev || event_add(t->ipc_ev, NULL) < 0)
+			fatalx("event_new");
+	}
+	if (t->host_ipc_fd >= 0) {
+		t->host_ipc_ev = event_new(t->b->base, t->host_ipc_fd, EV_READ | EV_PERSIST,
+					   rf_host_ipc_cb, t);
+		if (!t->host_ipc_ev || event_add(t->host_ipc_ev, NULL) < 0)
 			fatalx("event_new");
 	}
 	return NULL;

@@ -10,7 +10,13 @@
  *
  * Everything a worker sends is checked: its type must be allowed in the
  * worker's phase, its size exact, its strings terminated, and it may carry
- * no descriptors. The first bad message gets the worker killed.
+ * no descriptors. The first bad message gets the worker killed. Its plugin
+ * host has a channel of its own (CONFIG's last descriptor), on which only
+ * LOG, SECCOMP and FAILED are taken; a bad message there ends the host
+ * alone where host_restart can replace it. The broker reads at most
+ * RF_IPC_READS messages of each channel between two watchdog ticks: a
+ * flood waits in its socket, its sender blocks, and the broker's share of
+ * a CPU stays bounded.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -74,6 +80,30 @@ void rf_worker_kill(struct rf_tenant *t, const char *why)
 		event_free(t->ipc_ev);
 		t->ipc_ev = NULL;
 	}
+	if (t->host_ipc_ev) {
+		event_free(t->host_ipc_ev);
+		t->host_ipc_ev = NULL;
+	}
+}
+
+/*
+ * With host_restart a plugin host that holds a request too long, leaves a
+ * PING unanswered or breaks its channel's rules is the plugin's doing: the
+ * keeper is asked to end it (HOST_REPLACE) and settles what it held as
+ * for any host's death, the rings never closing. Not during an upgrade
+ * (whose own HOST_REPLACE it would be taken for), nor in the responder,
+ * nor twice in a row without the keeper reporting the death or a PING
+ * answered since (the heartbeat): then it is the keeper that does not do
+ * its part, and it is killed whole.
+ */
+bool rf_host_end(struct rf_tenant *t)
+{
+	if (!t->pol.host_restart || t->responder || t->upg != RF_UPG_NONE || t->host_killed ||
+	    t->hb_host_ended || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0 ||
+	    rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) < 0)
+		return false;
+	t->host_killed = true;
+	return true;
 }
 
 /* Runs in the child between fork and exec: only async-signal-safe calls. */
@@ -133,7 +163,7 @@ static void child_exec(const char *path, char *title, int ipc_fd, const int *rin
 	_exit(127);
 }
 
-static int send_config(struct rf_tenant *t, const struct io_uring_params *params)
+static int send_config(struct rf_tenant *t, const struct io_uring_params *params, int host_fd)
 {
 	struct rf_msg_config c;
 	struct rf_msg_ring ring;
@@ -179,10 +209,13 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.restore_strict = t->upg == RF_UPG_TRIAL;
 	c.host_restart = t->pol.host_restart && !t->responder;
 	{
-		int fds[2] = { t->pool_fd, t->state_fd };
+		/* the host's channel last */
+		int fds[3] = { t->pool_fd, t->state_fd, host_fd };
 
+		if (t->state_fd < 0)
+			fds[1] = host_fd;
 		r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), fds,
-				t->state_fd >= 0 ? 2 : 1);
+				t->state_fd >= 0 ? 3 : 2);
 	}
 	if (r < 0)
 		return r;
@@ -205,7 +238,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	struct io_uring_params *params;
 	int *ring_fds, *clones = NULL;
 	char title[32 + RF_POLICY_NAME_MAX];
-	int sv[2], r;
+	int sv[2], hv[2] = { -1, -1 }, r;
 	pid_t pid;
 
 	snprintf(title, sizeof(title), RF_WORKER_TITLE, "keeper", t->pol.name);
@@ -258,6 +291,13 @@ int rf_worker_spawn(struct rf_tenant *t)
 		log_warn("%s: socketpair", t->pol.name);
 		goto close_rings;
 	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, hv) < 0) {
+		r = -errno;
+		log_warn("%s: socketpair", t->pol.name);
+		close(sv[0]);
+		close(sv[1]);
+		goto close_rings;
+	}
 	/* The worker starts in namespaces of its own: it is PID 1 of a new
 	 * PID namespace, with no network, no IPC objects, its own hostname and
 	 * a mount namespace in which it builds its root. */
@@ -273,6 +313,8 @@ int rf_worker_spawn(struct rf_tenant *t)
 		log_warn("%s: clone the worker", t->pol.name);
 		close(sv[0]);
 		close(sv[1]);
+		close(hv[0]);
+		close(hv[1]);
 		goto close_rings;
 	}
 	if (pid == 0)
@@ -281,6 +323,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	/* the broker never waits on a worker: a worker that stops reading
 	 * makes a send fail (EAGAIN), not the event loop stall */
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	fcntl(hv[0], F_SETFL, O_NONBLOCK);
 	t->worker_pid = pid;
 	t->sigkilled = false;
 	t->host_state = RF_HOST_SERVING;
@@ -291,10 +334,15 @@ int rf_worker_spawn(struct rf_tenant *t)
 		t->worker_start = 0;
 	rf_orphans_record(t->b);
 	t->ipc_fd = sv[0];
+	t->host_ipc_fd = hv[0];
 	t->hb_sent_seq = 0;
 	t->msgs_seen = 0;
+	t->host_msgs_seen = 0;
+	t->ipc_reads = t->host_ipc_reads = 0;
+	t->ipc_waiting = t->host_ipc_waiting = false;
 	t->started = time(NULL);
-	r = send_config(t, params);
+	r = send_config(t, params, hv[1]);
+	close(hv[1]);
 	if (r < 0) {
 		log_warnx("%s: send configuration to worker %d: %s", t->pol.name, (int)pid,
 			  strerror(-r));
@@ -302,7 +350,10 @@ int rf_worker_spawn(struct rf_tenant *t)
 		r = 0; /* reaped through SIGCHLD like any other death */
 	}
 	t->ipc_ev = event_new(t->b->base, t->ipc_fd, EV_READ | EV_PERSIST, rf_worker_ipc_cb, t);
-	if (!t->ipc_ev || event_add(t->ipc_ev, NULL) < 0)
+	t->host_ipc_ev =
+		event_new(t->b->base, t->host_ipc_fd, EV_READ | EV_PERSIST, rf_host_ipc_cb, t);
+	if (!t->ipc_ev || event_add(t->ipc_ev, NULL) < 0 || !t->host_ipc_ev ||
+	    event_add(t->host_ipc_ev, NULL) < 0)
 		fatalx("event_new");
 	{
 		struct timeval tv = { .tv_sec = t->pol.start_timeout };
@@ -369,6 +420,51 @@ void rf_worker_log_dropped(struct rf_tenant *t)
 }
 
 static void host_died(struct rf_tenant *t, int status);
+static void ipc_drain(struct rf_tenant *t, int fd, struct event **ev, event_callback_fn cb);
+
+/* What either channel may say: a log line, a trapped call, a start-up
+ * failure (@who's, "worker" or "plugin host"). */
+static void said_log(struct rf_tenant *t, const struct rf_msg *m)
+{
+	const struct rf_msg_log *l = (const struct rf_msg_log *)m->payload;
+	int level = l->level <= RF_LOG_DEBUG ? (int)l->level : RF_LOG_INFO;
+	char line[1024];
+
+	if (!log_allowed(t))
+		return;
+	log_escape(l->line, line, sizeof(line));
+	log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name, line);
+}
+
+static void said_seccomp(struct rf_tenant *t, const struct rf_msg *m)
+{
+	struct rf_msg_seccomp sc;
+	char *name;
+
+	memcpy(&sc, m->payload, sizeof(sc));
+	name = seccomp_syscall_resolve_num_arch(sc.arch, sc.nr);
+	snprintf(t->fail_reason, sizeof(t->fail_reason),
+		 "seccomp: %s(0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx) denied",
+		 name ? name : "?", (unsigned long long)sc.args[0], (unsigned long long)sc.args[1],
+		 (unsigned long long)sc.args[2], (unsigned long long)sc.args[3],
+		 (unsigned long long)sc.args[4], (unsigned long long)sc.args[5]);
+	log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the process that made it dies",
+		  t->pol.name, t->pol.plugin, t->fail_reason, sc.nr, (unsigned long long)sc.ip);
+	free(name);
+}
+
+static void said_failed(struct rf_tenant *t, const struct rf_msg *m, const char *who)
+{
+	const struct rf_msg_failed *f = (const struct rf_msg_failed *)m->payload;
+	const char *why = strerror(f->error > 0 && f->error < 4096 ? f->error : EIO);
+	size_t n;
+
+	/* room for the errno's text: the worker's own words are cut first */
+	log_escape(f->what, t->fail_reason, sizeof(t->fail_reason) - 64);
+	n = strlen(t->fail_reason);
+	snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n, ": %s", why);
+	log_warnx("%s: %s start-up failed: %s", t->pol.name, who, t->fail_reason);
+}
 
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
@@ -416,94 +512,177 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		rf_upgrade_ready(t);
 		return;
 	}
-	case RF_MSG_LOG: {
-		struct rf_msg_log *l = (struct rf_msg_log *)m->payload;
-		int level = l->level <= RF_LOG_DEBUG ? (int)l->level : RF_LOG_INFO;
-		char line[1024];
-
-		if (!log_allowed(t))
-			return;
-		log_escape(l->line, line, sizeof(line));
-		log_msg(level < RF_LOG_ERR ? RF_LOG_ERR : level, "%s: worker: %s", t->pol.name,
-			line);
+	case RF_MSG_LOG:
+		said_log(t, m);
 		return;
-	}
-	case RF_MSG_SECCOMP: {
-		struct rf_msg_seccomp sc;
-		char *name;
-
-		memcpy(&sc, m->payload, sizeof(sc));
-		name = seccomp_syscall_resolve_num_arch(sc.arch, sc.nr);
-		snprintf(t->fail_reason, sizeof(t->fail_reason),
-			 "seccomp: %s(0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx) denied",
-			 name ? name : "?", (unsigned long long)sc.args[0],
-			 (unsigned long long)sc.args[1], (unsigned long long)sc.args[2],
-			 (unsigned long long)sc.args[3], (unsigned long long)sc.args[4],
-			 (unsigned long long)sc.args[5]);
-		log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the process that made it dies",
-			  t->pol.name, t->pol.plugin, t->fail_reason, sc.nr,
-			  (unsigned long long)sc.ip);
-		free(name);
+	case RF_MSG_SECCOMP:
+		said_seccomp(t, m);
 		return;
-	}
 	case RF_MSG_HOST_DIED: {
 		struct rf_msg_host_died d;
 
 		memcpy(&d, m->payload, sizeof(d));
+		/* what the dead host said (a trapped call, a failure) was
+		 * sent before the keeper saw it die: it comes first */
+		ipc_drain(t, t->host_ipc_fd, &t->host_ipc_ev, rf_host_ipc_cb);
 		host_died(t, d.status);
 		return;
 	}
-	case RF_MSG_FAILED: {
-		struct rf_msg_failed *f = (struct rf_msg_failed *)m->payload;
-		const char *why = strerror(f->error > 0 && f->error < 4096 ? f->error : EIO);
-		size_t n;
-
-		/* room for the errno's text: the worker's own words are cut first */
-		log_escape(f->what, t->fail_reason, sizeof(t->fail_reason) - 64);
-		n = strlen(t->fail_reason);
-		snprintf(t->fail_reason + n, sizeof(t->fail_reason) - n, ": %s", why);
-		log_warnx("%s: worker start-up failed: %s", t->pol.name, t->fail_reason);
+	case RF_MSG_FAILED:
+		said_failed(t, m, "worker");
 		return;
-	}
 	default:
 		rf_worker_kill(t, "message type not allowed from a worker");
 		return;
 	}
 }
 
+/* RF_IPC_READS messages of a channel between two watchdog ticks; past
+ * them the channel waits for the next tick (rf_worker_ipc_tick). A few
+ * microseconds each (a receive, the checks, a log line): a flood costs
+ * the broker a few milliseconds of CPU a second. */
+#define RF_IPC_READS 1000
+
+static bool ipc_budget(struct rf_tenant *t, struct event *ev, uint32_t *reads, bool *waiting)
+{
+	if (t->reaping)
+		return true; /* a dead worker's last words: bounded by the caller */
+	if (*reads < RF_IPC_READS) {
+		(*reads)++;
+		return true;
+	}
+	event_del(ev);
+	*waiting = true;
+	t->ipc_waits++;
+	return false;
+}
+
+void rf_worker_ipc_tick(struct rf_tenant *t)
+{
+	t->ipc_reads = t->host_ipc_reads = 0;
+	if (t->ipc_waiting && t->ipc_ev && event_add(t->ipc_ev, NULL) < 0)
+		fatalx("event_add");
+	if (t->host_ipc_waiting && t->host_ipc_ev && event_add(t->host_ipc_ev, NULL) < 0)
+		fatalx("event_add");
+	t->ipc_waiting = t->host_ipc_waiting = false;
+}
+
+/* One message off a channel, checked for its form; 0 when there is none
+ * to handle, else 1 (a message in @m) or -1 (@why says what was wrong). */
+static int ipc_read(struct rf_tenant *t, int fd, struct event **ev, struct rf_msg *m,
+		    const char **why)
+{
+	int r = rf_msg_recv(fd, m);
+
+	if (r == -EAGAIN || r == -EINTR)
+		return 0;
+	if (r == -ECONNRESET || r == -EPIPE) {
+		/* the worker closed its end; SIGCHLD will tell how it ended */
+		event_free(*ev);
+		*ev = NULL;
+		return 0;
+	}
+	if (r == -EBADMSG) {
+		*why = "malformed message";
+		return -1;
+	}
+	if (r < 0) {
+		log_warnx("%s: worker IPC: %s", t->pol.name, strerror(-r));
+		*why = "IPC failure";
+		return -1;
+	}
+	if (m->nfds) {
+		/* a worker never sends descriptors (rf_msg_recv enforces the
+		 * per-type limit of 0, so this is belt and braces) */
+		rf_msg_close_fds(m);
+		*why = "descriptors from a worker";
+		return -1;
+	}
+	return 1;
+}
+
 void rf_worker_ipc_cb(int fd, short what, void *arg)
 {
 	struct rf_tenant *t = arg;
+	const char *why = NULL;
 	struct rf_msg m;
 	int r;
 
 	(void)what;
-	r = rf_msg_recv(fd, &m);
-	if (r == -EAGAIN || r == -EINTR)
+	if (!ipc_budget(t, t->ipc_ev, &t->ipc_reads, &t->ipc_waiting))
 		return;
-	if (r == -ECONNRESET || r == -EPIPE) {
-		/* the worker closed its end; SIGCHLD will tell how it ended */
-		event_free(t->ipc_ev);
-		t->ipc_ev = NULL;
+	r = ipc_read(t, fd, &t->ipc_ev, &m, &why);
+	if (r < 0)
+		rf_worker_kill(t, why);
+	else if (r > 0)
+		handle_msg(t, &m);
+}
+
+/* A plugin host that breaks its channel's rules: ended alone where it can
+ * be (rf_host_end), else its worker is killed. Nothing to do for a host
+ * already being ended, or dead. */
+static void host_offense(struct rf_tenant *t, const char *why)
+{
+	if (t->reaping || t->worker_pid <= 0 || t->host_killed)
+		return;
+	if (rf_host_end(t)) {
+		log_warnx("%s: ending the plugin host of worker %d: %s", t->pol.name,
+			  (int)t->worker_pid, why);
+		snprintf(t->fail_reason, sizeof(t->fail_reason), "ended by the broker: %s", why);
 		return;
 	}
-	if (r == -EBADMSG) {
-		rf_worker_kill(t, "malformed message");
+	rf_worker_kill(t, why);
+}
+
+void rf_host_ipc_cb(int fd, short what, void *arg)
+{
+	struct rf_tenant *t = arg;
+	const char *why = NULL, *refusal;
+	struct rf_msg m;
+	char words[128];
+	int r;
+
+	(void)what;
+	if (!ipc_budget(t, t->host_ipc_ev, &t->host_ipc_reads, &t->host_ipc_waiting))
 		return;
-	}
+	r = ipc_read(t, fd, &t->host_ipc_ev, &m, &why);
 	if (r < 0) {
-		log_warnx("%s: worker IPC: %s", t->pol.name, strerror(-r));
-		rf_worker_kill(t, "IPC failure");
+		host_offense(t, why);
 		return;
 	}
-	if (m.nfds) {
-		/* a worker never sends descriptors (rf_msg_recv enforces the
-		 * per-type limit of 0, so this is belt and braces) */
-		rf_msg_close_fds(&m);
-		rf_worker_kill(t, "descriptors from a worker");
+	if (!r)
+		return;
+	refusal = rf_host_msg_refusal(m.hdr.type, t->host_msgs_seen);
+	if (refusal) {
+		snprintf(words, sizeof(words), "%s (%s)", refusal, rf_msg_name(m.hdr.type));
+		host_offense(t, words);
 		return;
 	}
-	handle_msg(t, &m);
+	t->host_msgs_seen |= RF_MSG_BIT(m.hdr.type);
+	if (m.hdr.type == RF_MSG_LOG)
+		said_log(t, &m);
+	else if (m.hdr.type == RF_MSG_SECCOMP)
+		said_seccomp(t, &m);
+	else
+		said_failed(t, &m, "plugin host");
+}
+
+/* What a channel still holds (a dead process's last words), at most as
+ * many messages as a socket holds, with no process left for a verdict
+ * to end. */
+static void ipc_drain(struct rf_tenant *t, int fd, struct event **ev, event_callback_fn cb)
+{
+	bool was = t->reaping;
+
+	t->reaping = true;
+	for (int i = 0; i < 64 && *ev && fd >= 0; i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+			break;
+		cb(fd, EV_READ, t);
+	}
+	t->reaping = was;
 }
 
 /* Signals the kernel raises for a process's own doing: a fault, abort(),
@@ -633,6 +812,7 @@ static void host_died(struct rf_tenant *t, int status)
 	stop_start_timer(t);
 	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
 			  RF_MSG_BIT(RF_MSG_FAILED));
+	t->host_msgs_seen = 0;
 	t->hb_sent_seq = 0;
 	if (t->stopping || t->upg != RF_UPG_NONE) {
 		if (!t->fail_reason[0])
@@ -687,27 +867,27 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		outside = end_words(t, status, false, how, sizeof(how));
 	}
 	/* What it said before dying (a start-up failure names its cause) may
-	 * still wait in the socket when SIGCHLD comes first: read it, at most
-	 * as many messages as the socket holds, with no process left for a
-	 * verdict to kill (the pid may already be another's). */
+	 * still wait in the sockets when SIGCHLD comes first: its host's
+	 * first, then its own (the pid may already be another's). */
 	t->worker_pid = 0;
-	t->reaping = true;
-	for (int i = 0; i < 64 && t->ipc_ev && t->ipc_fd >= 0; i++) {
-		struct pollfd pfd = { .fd = t->ipc_fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
-			break;
-		rf_worker_ipc_cb(t->ipc_fd, EV_READ, t);
-	}
-	t->reaping = false;
+	ipc_drain(t, t->host_ipc_fd, &t->host_ipc_ev, rf_host_ipc_cb);
+	ipc_drain(t, t->ipc_fd, &t->ipc_ev, rf_worker_ipc_cb);
 	if (t->ipc_ev) {
 		event_free(t->ipc_ev);
 		t->ipc_ev = NULL;
+	}
+	if (t->host_ipc_ev) {
+		event_free(t->host_ipc_ev);
+		t->host_ipc_ev = NULL;
 	}
 	stop_start_timer(t);
 	if (t->ipc_fd >= 0) {
 		close(t->ipc_fd);
 		t->ipc_fd = -1;
+	}
+	if (t->host_ipc_fd >= 0) {
+		close(t->host_ipc_fd);
+		t->host_ipc_fd = -1;
 	}
 	t->worker_pid = 0;
 	rf_orphans_record(t->b);

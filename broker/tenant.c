@@ -141,7 +141,7 @@ struct rf_tenant *rf_tenant_add(struct rf_broker *b, const struct rf_mount_polic
 	t->b = b;
 	t->pol = *pol;
 	t->index = free_index(b);
-	t->fuse_fd = t->pool_fd = t->state_fd = t->ipc_fd = -1;
+	t->fuse_fd = t->pool_fd = t->state_fd = t->ipc_fd = t->host_ipc_fd = -1;
 	b->tenants[b->ntenants++] = t;
 	return t;
 }

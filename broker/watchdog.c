@@ -18,32 +18,12 @@
 #include "msg.h"
 
 /*
- * With host_restart a plugin host that holds a request too long, or leaves
- * a PING unanswered, is the plugin's doing: the keeper is asked to end it
- * (HOST_REPLACE) and settles what it held as for any host's death, the
- * rings never closing. Not during an upgrade (whose own HOST_REPLACE it
- * would be taken for), nor in the responder, nor twice in a row without
- * the keeper reporting the death (the watchdog) or a PING answered since
- * (the heartbeat): then it is the keeper that does not do its part, and
- * it is killed whole. Returns whether the host is being ended.
- */
-static bool end_host(struct rf_tenant *t)
-{
-	if (!t->pol.host_restart || t->responder || t->upg != RF_UPG_NONE || t->host_killed ||
-	    t->hb_host_ended || t->state != RF_TENANT_RUNNING ||
-	    rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) < 0)
-		return false;
-	t->host_killed = true;
-	return true;
-}
-
-/*
  * The watchdog: once a second, any request a worker has held longer than
  * its tenant's request_timeout gets that worker killed; the successor
  * answers the request EIO and serves on. The slot records are written by
  * the worker, found from the broker's own geometry, checked by pool_sane()
  * first, and only ever used to decide to kill that same worker.
- * With host_restart the plugin host alone is ended (end_host). While no
+ * With host_restart the plugin host alone is ended (rf_host_end). While no
  * host serves (its successor due or starting) the keeper holds requests
  * by the broker's own doing: the start timer, not the watchdog, judges.
  */
@@ -72,7 +52,7 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 			 "%u s",
 			 (unsigned long long)ss->commit_id, ss->opcode, t->pol.request_timeout);
 		t->watchdog_kills++;
-		if (end_host(t)) {
+		if (rf_host_end(t)) {
 			log_warnx("%s: %s; ending the plugin host of worker %d", t->pol.name,
 				  t->fail_reason, (int)t->worker_pid);
 			return;
@@ -90,7 +70,7 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
  * it has one), and each copies it into its queue's stats in the pool. A
  * worker that leaves a PING unanswered for heartbeat_timeout is killed
  * like one the watchdog catches (with host_restart its plugin host first,
- * end_host) - unless the silent queue holds a
+ * rf_host_end) - unless the silent queue holds a
  * request, for then it may be inside a slow plugin call and request_timeout
  * is the judge. The answers live in memory the worker writes: a worker can
  * fake them, which only spares itself, never harms another.
@@ -133,7 +113,7 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 				 "heartbeat: queue %u did not answer for heartbeat_timeout = %u s",
 				 q, t->pol.heartbeat_timeout);
 			t->heartbeat_kills++;
-			if (end_host(t)) {
+			if (rf_host_end(t)) {
 				log_warnx("%s: %s; ending the plugin host of worker %d",
 					  t->pol.name, t->fail_reason, (int)t->worker_pid);
 				t->hb_host_ended = true;
@@ -191,6 +171,7 @@ static void watchdog_cb(int fd, short what, void *arg)
 	(void)what;
 	for (i = 0; i < b->ntenants; i++) {
 		rf_worker_log_dropped(b->tenants[i]);
+		rf_worker_ipc_tick(b->tenants[i]);
 		rf_recovery_kick_deadline(b->tenants[i]);
 		if (!pool_sane(b->tenants[i], now_ns))
 			continue;

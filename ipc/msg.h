@@ -2,7 +2,9 @@
 /*
  * Broker <-> worker messages over a SOCK_SEQPACKET socketpair: one datagram
  * per message, a fixed header, a payload whose exact length each type fixes,
- * and file descriptors only from the broker to the worker.
+ * and file descriptors only from the broker to the worker. The worker's
+ * plugin host speaks over a socketpair of its own (CONFIG's last
+ * descriptor), on which the broker takes only LOG, SECCOMP and FAILED.
  *
  * All functions return 0 or a negative errno.
  */
@@ -14,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 7
+#define RF_IPC_VERSION 8
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -28,7 +30,7 @@ struct rf_msg_hdr {
 /* Values are part of the protocol: never renumber, never reuse. */
 enum rf_msg_type {
 	RF_MSG_HELLO = 1, /* worker -> broker, first message */
-	RF_MSG_CONFIG = 2, /* broker -> worker, carries the pool memfd (and the state's) */
+	RF_MSG_CONFIG = 2, /* broker -> worker: the pool memfd, the state's, the host's channel */
 	RF_MSG_RING = 3, /* broker -> worker, one per queue */
 	RF_MSG_READY = 4, /* worker -> broker, serving */
 	RF_MSG_LOG = 5, /* worker -> broker, a log line */

@@ -106,7 +106,7 @@ static void recv_config(void)
 		fatalx("expected CONFIG from the broker (%s)", r < 0 ? strerror(-r) : "wrong type");
 	memcpy(&W.cfg, m.payload, sizeof(W.cfg));
 	total = W.cfg.state_size + W.cfg.restore_size;
-	if (m.nfds != (total ? 2 : 1) || total < W.cfg.state_size || (W.cfg.restore_size & 4095))
+	if (m.nfds != (total ? 3 : 2) || total < W.cfg.state_size || (W.cfg.restore_size & 4095))
 		fatalx("CONFIG: %d descriptors for a state of %llu + %llu bytes", m.nfds,
 		       (unsigned long long)W.cfg.restore_size,
 		       (unsigned long long)W.cfg.state_size);
@@ -154,6 +154,9 @@ static void recv_config(void)
 			fail(errno, "open the pool read-only");
 	}
 	close(m.fds[0]);
+	/* the plugin host's own channel to the broker (host_main) */
+	W.host_ipc_fd = m.fds[m.nfds - 1];
+	fcntl(W.host_ipc_fd, F_SETFD, FD_CLOEXEC);
 	W.ctl = W.pool;
 	W.transport = W.cfg.transport;
 	if (W.ctl->magic != RF_POOL_MAGIC || W.ctl->nqueues != W.cfg.nqueues)
@@ -560,7 +563,7 @@ static void serve(void)
 }
 
 /* A host the keeper forks again (host_restart) keeps of the keeper's
- * descriptors only what a host holds: the broker's channel, the pool
+ * descriptors only what a host holds: its channel to the broker, the pool
  * read-only, the source, the plugin's file, and per queue its ring, its
  * socket, its wake-up eventfd and the keeper's (not the keeper's rings,
  * nor a file a dead host passed it). */
@@ -612,6 +615,13 @@ host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool agai
 	char why[200];
 	int err;
 
+	/* the keeper's channel to the broker is not the host's: its own
+	 * takes that number (the log, a failure, a seccomp trap), and the
+	 * broker takes nothing else on it */
+	if (dup3(W.host_ipc_fd, W.ipc_fd, O_CLOEXEC) < 0)
+		_exit(1);
+	close(W.host_ipc_fd);
+	W.host_ipc_fd = -1;
 	if (again)
 		keep_only_host_fds();
 	err = rf_host_enter(&W, again, why, sizeof(why));
@@ -663,6 +673,8 @@ static void start_host(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandb
 	}
 	close(plugin_fd);
 	rf_sc_policy_free(sc_policy);
+	close(W.host_ipc_fd);
+	W.host_ipc_fd = -1;
 	if (W.source_fd >= 0)
 		close(W.source_fd);
 	W.source_fd = -1;
@@ -680,6 +692,7 @@ int main(int argc, char **argv)
 	int c, plugin_fd;
 
 	W.ipc_fd = -1;
+	W.host_ipc_fd = -1;
 	W.pool_ro_fd = -1;
 	W.plugin_fd = -1;
 	W.side = &rf_keeper_side;
@@ -729,6 +742,10 @@ int main(int argc, char **argv)
 	if (!W.cfg.host_restart || alone) {
 		close(W.pool_ro_fd);
 		W.pool_ro_fd = -1;
+	}
+	if (alone) {
+		close(W.host_ipc_fd);
+		W.host_ipc_fd = -1;
 	}
 	enter_sandbox_drop(false);
 	if (alone)

@@ -210,6 +210,10 @@ struct rf_worker {
 	void *restore_mem; /* the restore table (cfg.restore_size bytes), or NULL */
 	struct rf_restore *restore; /* plugin/restore.c, NULL when off */
 	int ipc_fd;
+	/* the plugin host's channel to the broker, which takes only LOG,
+	 * SECCOMP and FAILED on it: a host holds it as ipc_fd, never the
+	 * keeper's (host_main); the keeper keeps it for the next host */
+	int host_ipc_fd;
 	const struct rf_plugin *plugin;
 	void *userdata;
 	int source_fd;

@@ -286,7 +286,9 @@ rf_host() {
 # the keeper serves while clients hold them open. With a third argument,
 # host_restart, the keeper also keeps what it starts the next host with
 # and takes back from a dead one: the host's rings and ends of the
-# sockets, the source, the plugin's file, the pool read-only.
+# sockets, the host's channel to the broker, the source, the plugin's
+# file, the pool read-only. A host's fd 3 is its own channel to the
+# broker, never its keeper's (checked by inode).
 rf_assert_worker_fds() {
 	local host
 	if [ "${3:-}" = host_restart ]; then
@@ -297,6 +299,8 @@ rf_assert_worker_fds() {
 	host=$(rf_host "$1")
 	[ -n "$host" ] || rf_fail "worker $1 has no plugin host"
 	rf_assert_process_fds "$host" "$2" host
+	[ "$(readlink "/proc/$host/fd/3")" != "$(readlink "/proc/$1/fd/3")" ] ||
+		rf_fail "plugin host $host holds its keeper's channel to the broker"
 }
 
 # rf_assert_tenant_fds TENANT: rf_assert_worker_fds for TENANT's worker,
@@ -342,7 +346,7 @@ rf_assert_process_fds() {
 		*) rf_fail "$role $pid: fd $i is $link, which the design does not give it" ;;
 		esac
 	done
-	[ "$role" = keeper+ ] && rings=$((rings - nq)) && socks=$((socks - nq))
+	[ "$role" = keeper+ ] && rings=$((rings - nq)) && socks=$((socks - nq - 1))
 	[ "$rings" = "$nq" ] && [ "$evs" = $((2 * nq)) ] && [ "$socks" = $((nq + 1)) ] ||
 		rf_fail "$role $pid: $rings rings, $evs eventfds and $socks sockets for $nq queues"
 }

@@ -97,7 +97,7 @@ crashes=$(rf_field ch crashes)
 # the pool's control area is read-only in the plugin's process: a scribble
 # faults there (the broker's pool check stays for what the keeper writes)
 pool=$(grep -c "$(rf_host_death ch) killed by signal 11" "$T/broker.log")
-ipc=$(grep -cE "ch: killing worker [0-9]*: (malformed message|message|descriptors|IPC)" "$T/broker.log")
+ipc=$(grep -cE "ch: (killing worker|ending the plugin host of worker) [0-9]*: (malformed message|message|descriptors|IPC)" "$T/broker.log")
 gaveup=$(grep -cE "ch: worker: queue [0-9]*: the kernel (refused commit id|knows no request)" "$T/broker.log")
 watchdog=$(rf_field ch watchdog_kills)
 rf_log "  $crashes deaths: $pool faults on the pool, $ipc for IPC, $gaveup gave up on a reply the kernel refused, $watchdog by the watchdog"

@@ -269,6 +269,39 @@ sleep 2 # the broker checks the heartbeat answers every second
 [ "$(rf_stat_errno "$T/h.mnt/devnode")" = OK ] || rf_fail "forge: the worker does not serve"
 rf_bystander_ok forge
 rf_log "  forge -> the heartbeat and the restore's counts are the keeper's"
+# four threads of log lines for ten seconds: the broker reads 1000 of the
+# host's messages a second, and spends a few milliseconds on them
+cpu() { awk '{ print $14 + $15 }' "/proc/$BROKER_PID/stat"; }
+c0=$(cpu)
+got=$(rf_stat_errno "$T/h.mnt/attack-logflood_threads")
+[ "$got" = ENOTRECOVERABLE ] || rf_fail "logflood_threads: the attack did not run: $got"
+for i in $(seq 12); do
+	[ "$(timeout 3 "$CTL" -s "$T/ctl.sock" status mem | tr ' ' '\n' | sed -n 's/^state=//p')" = running ] ||
+		rf_fail "logflood_threads: the broker did not answer a status within 3 s"
+	sleep 1
+done
+c1=$(cpu)
+tck=$(getconf CLK_TCK)
+[ $((c1 - c0)) -lt "$tck" ] ||
+	rf_fail "logflood_threads: the broker spent $((c1 - c0)) of $tck ticks a second in 12 s"
+[ "$(rf_field h ipc_waits)" -gt 0 ] && [ "$(rf_field h log_dropped)" -gt 0 ] ||
+	rf_fail "logflood_threads: ipc_waits=$(rf_field h ipc_waits) log_dropped=$(rf_field h log_dropped)"
+[ "$(rf_worker h)" = "$w" ] && [ "$(rf_field h crashes)" = 0 ] || rf_fail "logflood_threads: $(rf_status h)"
+rf_bystander_ok logflood_threads
+rf_log "  logflood_threads -> the broker's CPU $((c1 - c0)) ticks of $tck a second in 12 s; ipc_waits=$(rf_field h ipc_waits)"
+# the keeper's word that its host died, from the host: the host's own
+# channel takes no such message, and the host that sent it is ended
+got=$(rf_stat_errno "$T/h.mnt/attack-hostdied")
+for _ in $(seq 50); do [ "$(rf_field h crashes)" = 1 ] && break; sleep 0.1; done
+grep -qF "h: ending the plugin host of worker $w: message type not allowed from a plugin host (HOST_DIED)" "$T/broker.log" ||
+	rf_fail "hostdied: the client got $got; $(grep "h: .*plugin host" "$T/broker.log" | tail -3)"
+rf_wait_state h running
+[ "$(rf_worker h)" = "$w" ] && [ "$(rf_field h crashes)" = 1 ] || rf_fail "hostdied: $(rf_status h)"
+grep -q "h: plugin host was killed by signal 9 (Killed) after: ended by the broker: message type not allowed" "$T/broker.log" ||
+	rf_fail "hostdied: the host's end is not said: $(grep "h: plugin host" "$T/broker.log" | tail -2)"
+[ "$(rf_stat_errno "$T/h.mnt/devnode")" = OK ] || rf_fail "hostdied: the keeper does not serve"
+rf_bystander_ok hostdied
+rf_log "  hostdied -> refused on the host's channel; that host ended, the keeper serves on"
 rf_stop
 # a policy that allows what names other processes: whenever it names the
 # keeper, it fails with EPERM, and the keeper keeps its limits, nice value,

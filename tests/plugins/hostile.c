@@ -566,19 +566,56 @@ static int a_logforge(void)
 	return result(rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + sizeof(line), NULL, 0));
 }
 
-/* 20000 log lines as fast as the socket takes them */
-static int a_logflood(void)
+static int flood(long n, time_t until)
 {
 	char buf[sizeof(struct rf_msg_log) + 16];
 	struct rf_msg_log *l = (struct rf_msg_log *)buf;
-	int i;
+	long i;
 
 	l->level = 3;
 	memcpy(l->line, "FLOOD", 6);
-	for (i = 0; i < 20000; i++)
+	for (i = 0; i < n && (!until || time(NULL) < until); i++)
 		if (rf_msg_send(3, RF_MSG_LOG, 0, l, sizeof(*l) + 6, NULL, 0) < 0)
 			return errno;
 	return SUCCEEDED;
+}
+
+/* 3000 log lines as fast as the socket takes them */
+static int a_logflood(void)
+{
+	return flood(3000, 0);
+}
+
+static void *flood_thread(void *arg)
+{
+	flood(1L << 40, *(time_t *)arg);
+	return NULL;
+}
+
+/* four threads that send log lines for ten seconds, answered at once */
+static int a_logflood_threads(void)
+{
+	static time_t until;
+	pthread_attr_t a;
+	pthread_t th;
+	int i, r = 0;
+
+	until = time(NULL) + 10;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (i = 0; i < 4 && !r; i++)
+		r = pthread_create(&th, &a, flood_thread, &until);
+	pthread_attr_destroy(&a);
+	return r ? r : SUCCEEDED;
+}
+
+/* the keeper's word that its plugin host died, from the host */
+static int a_hostdied(void)
+{
+	struct rf_msg_host_died d = { .status = 0 };
+
+	return result(rf_msg_send(3, RF_MSG_HOST_DIED, 0, &d, sizeof(d), NULL, 0));
 }
 
 /* straight to the descriptors a process inherits as stdout and stderr:
@@ -841,6 +878,8 @@ static const struct {
 	{ "ipc_hello", a_ipc_hello },
 	{ "logforge", a_logforge },
 	{ "logflood", a_logflood },
+	{ "logflood_threads", a_logflood_threads },
+	{ "hostdied", a_hostdied },
 	{ "stdio", a_stdio },
 	{ "seccomp_twice", a_seccomp_twice },
 	{ "pool_nqueues", a_pool_nqueues },

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The broker's table of what a worker may send in each phase. */
+/* The broker's tables of what a worker may send in each phase, and its
+ * plugin host on its own channel. */
 #include "broker.h"
 #include "check_main.h"
 #include "msg.h"
@@ -79,6 +80,41 @@ START_TEST(test_once)
 }
 END_TEST
 
+/* A plugin host's channel takes its log, its trapped call and its
+ * start-up failure, the last two once per host, and nothing of the
+ * keeper's: whatever it has sent before. */
+START_TEST(test_host_channel)
+{
+	static const uint32_t seens[] = { 0, RF_MSG_BIT(RF_MSG_HELLO),
+					  RF_MSG_BIT(RF_MSG_HELLO) | RF_MSG_BIT(RF_MSG_READY),
+					  RF_MSG_BIT(RF_MSG_LOG) };
+	uint32_t type;
+	size_t i;
+
+	for (i = 0; i < sizeof(seens) / sizeof(seens[0]); i++) {
+		for (type = 0; type < RF_MSG_TYPE_MAX + 2; type++) {
+			const char *why = rf_host_msg_refusal(type, seens[i]);
+			bool ok = type == RF_MSG_LOG || type == RF_MSG_SECCOMP ||
+				  type == RF_MSG_FAILED;
+
+			if (ok)
+				ck_assert_msg(why == NULL, "type %u after 0x%x: %s", type, seens[i],
+					      why);
+			else
+				ck_assert_str_eq(why,
+						 "message type not allowed from a plugin host");
+		}
+	}
+	ck_assert_str_eq(rf_host_msg_refusal(RF_MSG_SECCOMP, RF_MSG_BIT(RF_MSG_SECCOMP)),
+			 "message allowed only once");
+	ck_assert_str_eq(rf_host_msg_refusal(RF_MSG_FAILED, RF_MSG_BIT(RF_MSG_FAILED)),
+			 "message allowed only once");
+	ck_assert_ptr_null(rf_host_msg_refusal(RF_MSG_LOG, RF_MSG_BIT(RF_MSG_LOG) |
+								   RF_MSG_BIT(RF_MSG_SECCOMP) |
+								   RF_MSG_BIT(RF_MSG_FAILED)));
+}
+END_TEST
+
 static Suite *phase_suite(void)
 {
 	Suite *s = suite_create("phase");
@@ -87,6 +123,7 @@ static Suite *phase_suite(void)
 	tcase_add_loop_test(tc, test_phase_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(tc, test_refusals_say_why);
 	tcase_add_test(tc, test_once);
+	tcase_add_test(tc, test_host_channel);
 	suite_add_tcase(s, tc);
 	return s;
 }
