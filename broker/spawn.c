@@ -419,7 +419,7 @@ void rf_worker_log_dropped(struct rf_tenant *t)
 	t->log_dropped_told = t->log_dropped;
 }
 
-static void host_died(struct rf_tenant *t, int status);
+static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d);
 static void ipc_drain(struct rf_tenant *t, int fd, struct event **ev, event_callback_fn cb);
 
 /* What either channel may say: a log line, a trapped call, a start-up
@@ -525,7 +525,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		/* what the dead host said (a trapped call, a failure) was
 		 * sent before the keeper saw it die: it comes first */
 		ipc_drain(t, t->host_ipc_fd, &t->host_ipc_ev, rf_host_ipc_cb);
-		host_died(t, d.status);
+		host_died(t, &d);
 		return;
 	}
 	case RF_MSG_FAILED:
@@ -711,9 +711,11 @@ static bool own_doing(int sig)
 	"OOM killer)"
 
 /* How a process ended, in words, by its wait @status (a plugin host's as
- * the keeper claims it, @host: the broker never signals one); whether by
- * a signal from outside, which counts apart. */
-static bool end_words(const struct rf_tenant *t, int status, bool host, char *how, size_t len)
+ * the keeper claims it, @host: the broker never signals one, its keeper
+ * may, @by_keeper); whether by a signal from outside, which counts
+ * apart. */
+static bool end_words(const struct rf_tenant *t, int status, bool host, bool by_keeper, char *how,
+		      size_t len)
 {
 	bool outside = false;
 
@@ -722,9 +724,13 @@ static bool end_words(const struct rf_tenant *t, int status, bool host, char *ho
 	} else if (WIFSIGNALED(status)) {
 		/* a kill the broker did not send: say so, and count it apart
 		 * (it counts as a crash all the same) */
-		outside = !(host ? t->host_killed : t->sigkilled) && !own_doing(WTERMSIG(status));
+		outside = !(host ? t->host_killed || by_keeper : t->sigkilled) &&
+			  !own_doing(WTERMSIG(status));
 		snprintf(how, len, "was killed by signal %d (%s)%s", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)), outside ? RF_NOT_OURS : "");
+			 strsignal(WTERMSIG(status)),
+			 outside			? RF_NOT_OURS
+			 : by_keeper && !t->host_killed ? " by its keeper, for breaking the rules"
+							: "");
 	} else {
 		snprintf(how, len, "ended (status 0x%x)", status);
 	}
@@ -795,8 +801,9 @@ static void host_start_cb(int fd, short what, void *arg)
  * would (HOST_START), and a crash loop ends the worker, for the EIO
  * responder (rf_worker_reaped, host_loop).
  */
-static void host_died(struct rf_tenant *t, int status)
+static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 {
+	int status = d->status;
 	struct rf_backoff bo;
 	struct timeval tv;
 	char how[192];
@@ -807,7 +814,7 @@ static void host_died(struct rf_tenant *t, int status)
 		rf_worker_kill(t, "HOST_DIED where no plugin host can have died");
 		return;
 	}
-	outside = end_words(t, status, true, how, sizeof(how));
+	outside = end_words(t, status, true, d->by_keeper == 1, how, sizeof(how));
 	t->host_killed = false;
 	stop_start_timer(t);
 	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
@@ -863,8 +870,12 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		outside = !own_doing(host_sig);
 		snprintf(how, sizeof(how), "exited: its plugin host was killed by signal %d (%s)%s",
 			 host_sig, strsignal(host_sig), outside ? RF_NOT_OURS : "");
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == RF_EXIT_HOST_ENDED) {
+		snprintf(how, sizeof(how),
+			 "exited: it ended its plugin host, for breaking the rules (its log line "
+			 "says how)");
 	} else {
-		outside = end_words(t, status, false, how, sizeof(how));
+		outside = end_words(t, status, false, false, how, sizeof(how));
 	}
 	/* What it said before dying (a start-up failure names its cause) may
 	 * still wait in the sockets when SIGCHLD comes first: its host's

@@ -57,6 +57,9 @@ enum rf_msg_type {
  * keeper, PID 1 of its namespace, cannot die of a signal it sends itself,
  * so it exits with 128 + N, as a shell reports it. */
 #define RF_EXIT_HOST_SIGNAL 128
+/* ... or it ended its plugin host itself, for breaking the rules of its
+ * channel or ring (without host_restart; its log line says how) */
+#define RF_EXIT_HOST_ENDED 4
 
 /* The signal that killed a worker's plugin host by its wait @status, or 0. */
 static inline int rf_host_signal(int status)
@@ -183,7 +186,9 @@ struct rf_msg_ping {
 
 struct rf_msg_host_died {
 	int32_t status; /* the plugin host's, as waitpid() gave it: the worker's claim */
-	uint32_t pad;
+	/* 1: the keeper ended it, for breaking the rules of its channel or
+	 * ring (the keeper's log line before says how); also a claim */
+	uint32_t by_keeper;
 };
 
 struct rf_msg_host_start {

@@ -253,6 +253,9 @@ struct rf_worker {
 	bool sandbox;
 	atomic_uint host_seq;
 	atomic_uint reported_seq;
+	/* the host the keeper itself ended (host_seq), for breaking the
+	 * rules of its channel or ring: HOST_DIED says so */
+	atomic_uint ended_seq;
 	uint32_t restored_seq; /* keeper: the host whose restore was counted */
 	pid_t reap_pid; /* the host the reaper is to wait for (start_lock) */
 	uint16_t hgen;

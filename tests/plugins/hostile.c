@@ -610,6 +610,49 @@ static int a_logflood_threads(void)
 	return r ? r : SUCCEEDED;
 }
 
+/* what an ordinary plugin's libc calls: sleeps, randomness, its ids */
+static int a_harmless(void)
+{
+	struct timespec ts = { 0, 1000 };
+	char rnd[16];
+
+	if (usleep(1000) < 0 || nanosleep(&ts, NULL) < 0 ||
+	    clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL) != 0 ||
+	    syscall(SYS_getrandom, rnd, sizeof(rnd), 0) != (long)sizeof(rnd))
+		return errno ? errno : EIO;
+	if (getpid() <= 0 || getppid() < 0 || getuid() == 0 || geteuid() == 0 || getgid() == 0 ||
+	    getegid() == 0)
+		return EPERM; /* root would be a finding of its own */
+	return SUCCEEDED;
+}
+
+static void *spin_thread(void *arg)
+{
+	volatile unsigned long n = 0;
+
+	while (time(NULL) < *(time_t *)arg)
+		n++;
+	return NULL;
+}
+
+/* eight threads that spin for ten seconds, answered at once */
+static int a_spin(void)
+{
+	static time_t until;
+	pthread_attr_t a;
+	pthread_t th;
+	int i, r = 0;
+
+	until = time(NULL) + 10;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (i = 0; i < 8 && !r; i++)
+		r = pthread_create(&th, &a, spin_thread, &until);
+	pthread_attr_destroy(&a);
+	return r ? r : SUCCEEDED;
+}
+
 /* the keeper's word that its plugin host died, from the host */
 static int a_hostdied(void)
 {
@@ -880,6 +923,8 @@ static const struct {
 	{ "logflood", a_logflood },
 	{ "logflood_threads", a_logflood_threads },
 	{ "hostdied", a_hostdied },
+	{ "harmless", a_harmless },
+	{ "spin", a_spin },
 	{ "stdio", a_stdio },
 	{ "seccomp_twice", a_seccomp_twice },
 	{ "pool_nqueues", a_pool_nqueues },
@@ -963,6 +1008,22 @@ static int forge(struct rf_req *req)
 	if (!e)
 		e = send_rec(sock, &c);
 	return e ? e : SUCCEEDED;
+}
+
+/* A message on queue 0's channel that is no whole number of records
+ * (@big: one record more than the keeper's batch, else one and a bit):
+ * the keeper ends its host for it. */
+static int chan_bad(struct rf_req *req, bool big)
+{
+	static struct rf_chan_rec r[RF_CHAN_BATCH + 1];
+	struct iovec iov = { r, big ? sizeof(r) : sizeof(r[0]) + 3 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	memset(r, 0, sizeof(r));
+	r[0].kind = RF_CH_COUNT;
+	r[0].idx = 99;
+
+	return sendmsg(req->q->w->queues[0].chan_fd, &m, 0) < 0 ? errno : SUCCEEDED;
 }
 
 static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
@@ -1078,6 +1139,10 @@ static void h_lookup(struct rf_req *req, uint64_t parent, const char *name)
 	}
 	if (!strcmp(name, "forge")) {
 		rf_reply_err(req, forge(req));
+		return;
+	}
+	if (!strcmp(name, "chan_trunc") || !strcmp(name, "chan_big")) {
+		rf_reply_err(req, chan_bad(req, !strcmp(name, "chan_big")));
 		return;
 	}
 	if (!strcmp(name, "oversize")) {

@@ -154,6 +154,15 @@ void rf_host_forked_keeper(struct rf_worker *w)
 
 static atomic_int host_lost;
 
+/* The keeper ends its host for breaking the rules (@why); its death is
+ * then reported as the keeper's doing, not a kill from outside. */
+static void end_host(struct rf_worker *w, const char *why)
+{
+	log_warnx("the plugin host %s; ending it", why);
+	atomic_store(&w->ended_seq, atomic_load(&w->host_seq));
+	kill(w->host_pid, SIGKILL);
+}
+
 /* The host's end: ended first if it is alive but no longer speaking to
  * us; its wait status, or -1. */
 static int host_reap(struct rf_worker *w, const char *why)
@@ -163,10 +172,8 @@ static int host_reap(struct rf_worker *w, const char *why)
 
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, (id_t)w->host_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-	    si.si_pid == 0) {
-		log_warnx("the plugin host %s; ending it", why);
-		kill(w->host_pid, SIGKILL);
-	}
+	    si.si_pid == 0)
+		end_host(w, why);
 	while (waitpid(w->host_pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
@@ -175,9 +182,13 @@ static int host_reap(struct rf_worker *w, const char *why)
 
 /* The host's end as its wait @status says, as the keeper's own (PID 1 of
  * its namespace cannot die of a signal it sends itself): 128 + the signal
- * that killed it, or its exit status. */
-static void __attribute__((noreturn)) exit_as_host(int status)
+ * that killed it, or its exit status; RF_EXIT_HOST_ENDED where the keeper
+ * ended it. */
+static void __attribute__((noreturn)) exit_as_host(struct rf_worker *w, int status)
 {
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	    atomic_load(&w->ended_seq) == atomic_load(&w->host_seq))
+		_exit(RF_EXIT_HOST_ENDED);
 	if (WIFSIGNALED(status))
 		_exit(RF_EXIT_HOST_SIGNAL + WTERMSIG(status));
 	_exit(WIFEXITED(status) && WEXITSTATUS(status) < 128 ? WEXITSTATUS(status) : 1);
@@ -195,10 +206,8 @@ void rf_host_down(struct rf_queue *q, const char *why)
 	 * will say so): nothing more goes to it, and its death is the
 	 * reaper's to tell */
 	q->host_down = true;
-	if (atomic_load(&q->dead_seq) != q->host_seq) {
-		log_warnx("the plugin host %s; ending it", why);
-		kill(w->host_pid, SIGKILL);
-	}
+	if (atomic_load(&q->dead_seq) != q->host_seq)
+		end_host(w, why);
 }
 
 /*
@@ -237,7 +246,9 @@ static void *host_reaper(void *arg)
 		if (atomic_load(&w->stop))
 			return NULL;
 		if (!w->host_ready)
-			exit_as_host(d.status);
+			exit_as_host(w, d.status);
+		d.by_keeper = WIFSIGNALED(d.status) && WTERMSIG(d.status) == SIGKILL &&
+			      atomic_load(&w->ended_seq) == seq;
 		atomic_store(&w->reported_seq, seq);
 		for (q = 0; q < w->nqueues; q++) {
 			atomic_store(&w->queues[q].dead_seq, seq);
@@ -328,7 +339,7 @@ void rf_host_lost(struct rf_worker *w, const char *why)
 	status = host_reap(w, why);
 	if (status == -1)
 		_exit(1);
-	exit_as_host(status);
+	exit_as_host(w, status);
 }
 
 /* Until the host says it serves (queue 0's thread hears it, chan_done);
