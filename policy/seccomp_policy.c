@@ -215,6 +215,7 @@ struct ps {
 	struct rf_sc_policy *pol;
 	int default_line;
 	char default_file[1024]; /* a copy: an included file's name dies with its parse */
+	int default_depth; /* the include depth of the file that set it */
 	int depth;
 	int *nfiles; /* files and bytes read so far by this policy, includes */
 	size_t *nbytes; /* too: shared by every level */
@@ -490,6 +491,7 @@ static void parse_directive(struct ps *s)
 		return;
 	}
 	if (!strcmp(word, "default")) {
+		enum rf_sc_action action;
 		char act[16];
 		const char *a;
 
@@ -499,25 +501,31 @@ static void parse_directive(struct ps *s)
 			perr(s, a, "expected kill, trap or log");
 			return;
 		}
-		if (s->default_line) {
-			perr(s, at, "@default set twice (first at %s:%d)", s->default_file,
-			     s->default_line);
-			return;
-		}
 		if (!strcmp(act, "kill"))
-			s->pol->default_action = RF_SC_KILL;
+			action = RF_SC_KILL;
 		else if (!strcmp(act, "trap"))
-			s->pol->default_action = RF_SC_TRAP;
+			action = RF_SC_TRAP;
 		else if (!strcmp(act, "log"))
-			s->pol->default_action = RF_SC_LOG;
+			action = RF_SC_LOG;
 		else {
 			perr(s, a, "expected kill, trap or log, got '%s'", act);
 			return;
 		}
-		s->default_line = s->line;
-		snprintf(s->default_file, sizeof(s->default_file), "%s", s->file);
 		if (!at_end(s))
 			perr(s, s->p, "unexpected '%.20s' after @default", s->p);
+		/* the including file's @default wins over an included one's,
+		 * before or after its @include; two at one level are an error */
+		if (s->default_line && s->default_depth == s->depth) {
+			perr(s, at, "@default set twice (first at %s:%d)", s->default_file,
+			     s->default_line);
+			return;
+		}
+		if (s->default_line && s->default_depth < s->depth)
+			return;
+		s->pol->default_action = action;
+		s->default_line = s->line;
+		s->default_depth = s->depth;
+		snprintf(s->default_file, sizeof(s->default_file), "%s", s->file);
 		return;
 	}
 	if (!strcmp(word, "include")) {
@@ -566,6 +574,7 @@ static void parse_directive(struct ps *s)
 		s->nerr = sub.nerr;
 		s->used = sub.used;
 		s->default_line = sub.default_line;
+		s->default_depth = sub.default_depth;
 		memcpy(s->default_file, sub.default_file, sizeof(s->default_file));
 		return;
 	}

@@ -79,6 +79,10 @@ rf_log "  stdio -> /dev/null; the worker holds only the descriptors it is given"
 # where the clocksource has no vDSO path, glibc makes these system calls
 expect clocks ENOTRECOVERABLE
 rf_log "  clocks -> clock_gettime, clock_getres, gettimeofday, time allowed as system calls"
+# what any plugin's libc calls, allowed by the shipped seccomp.policy
+expect harmless ENOTRECOVERABLE
+[ "$(rf_field h crashes)" = 0 ] || rf_fail "harmless: $(rf_status h)"
+rf_log "  harmless -> usleep, nanosleep, clock_nanosleep, getrandom and the process's ids allowed"
 
 rf_log "nodev and nosuid hold for what the plugin presents"
 [ "$(stat -c %t:%T "$T/h.mnt/devnode")" = 1:1 ] || rf_fail "devnode attributes"
@@ -205,25 +209,34 @@ fatal() { # NAME SYSCALL|- MESSAGE [race]
 	rf_stop
 }
 SYS="killed by signal 31"
-fatal execve execve "$SYS"
-fatal ptrace ptrace "$SYS"
-fatal vmwrite process_vm_writev "$SYS"
-fatal socket socket "$SYS"
+# a trap of a plain system call is the same BPF program on any kernel, and
+# the IPC attacks meet the broker's own checks: on the host only (make
+# check-integration); the 7.3 guest keeps what asks the kernel's version
+# (io_uring, mremap over the records, the foreign ABIs)
+fatal_host() {
+	[ "${RF_IN_VM:-}" = 1 ] || fatal "$@"
+}
+[ "${RF_IN_VM:-}" = 1 ] &&
+	rf_log "  (the traps of plain system calls and the IPC attacks: on the host, make check-integration)"
+fatal_host execve execve "$SYS"
+fatal_host ptrace ptrace "$SYS"
+fatal_host vmwrite process_vm_writev "$SYS"
+fatal_host socket socket "$SYS"
 fatal uring_setup io_uring_setup "$SYS"
 fatal ring_buffers io_uring_register "$SYS"
 fatal ring_enable io_uring_register "$SYS"
-fatal mount mount "$SYS"
-fatal unshare unshare "$SYS"
-fatal setns setns "$SYS"
-fatal chroot chroot "$SYS"
-fatal setuid0 setuid "$SYS"
-fatal capset capset "$SYS"
-fatal dumpable prctl "$SYS"
-fatal pdeath prctl "$SYS"     # the worker dies with its broker, whatever it asks
-fatal ambient prctl "$SYS"    # not in seccomp.policy
-fatal killall kill "$SYS"     # not in seccomp.policy
-fatal clock_fd clock_gettime "$SYS" # a device's clock, not the system's
-fatal fork clone "$SYS"
+fatal_host mount mount "$SYS"
+fatal_host unshare unshare "$SYS"
+fatal_host setns setns "$SYS"
+fatal_host chroot chroot "$SYS"
+fatal_host setuid0 setuid "$SYS"
+fatal_host capset capset "$SYS"
+fatal_host dumpable prctl "$SYS"
+fatal_host pdeath prctl "$SYS"     # the worker dies with its broker, whatever it asks
+fatal_host ambient prctl "$SYS"    # not in seccomp.policy
+fatal_host killall kill "$SYS"     # not in seccomp.policy
+fatal_host clock_fd clock_gettime "$SYS" # a device's clock, not the system's
+fatal_host fork clone "$SYS"
 fatal pool_stretch mremap "$SYS" # a payload mapping grown over the read-only records
 # i386 system calls: seccomp kills the process for the foreign arch, where
 # the kernel takes `int 0x80` at all; some hosts' kernels have no 32-bit
@@ -252,8 +265,8 @@ rf_log "  badunique -> answered under the keeper's id: $got"
 rf_stop
 # the plugin host's channel to the broker is its own: a bad message there
 # ends the host (host_restart) or its worker, and the keeper serves on
-fatal ipc_garbage - "malformed message" race
-fatal ipc_fd - "malformed message" race
-fatal ipc_hello - "message type not allowed from a plugin host (HELLO)" race
-fatal seccomp_twice - "message allowed only once (SECCOMP)" race
+fatal_host ipc_garbage - "malformed message" race
+fatal_host ipc_fd - "malformed message" race
+fatal_host ipc_hello - "message type not allowed from a plugin host (HELLO)" race
+fatal_host seccomp_twice - "message allowed only once (SECCOMP)" race
 exit 0

@@ -117,8 +117,6 @@ static const struct {
 	{ "no_colon", 1, 6, "expected ':' after 'read'" },
 	{ "bad_errno", 1, 14, "expected an errno name" },
 	{ "default_twice", 2, 1, "@default set twice" },
-	{ "default_included", 2, 1,
-	  "@default set twice (first at " FIXTURES "/default_kill.inc:2)" },
 	{ "default_action", 1, 10, "expected kill, trap or log, got 'allow'" },
 	{ "unterminated_set", 1, 21, "expected ',' or '}' in a set" },
 	{ "same_arg_twice", 1, 20, "arg1 is compared twice" },
@@ -143,6 +141,36 @@ START_TEST(test_bad_policy)
 		 bad[_i].col);
 	ck_assert_msg(strstr(err, want) != NULL, "no '%s' in:\n%s", want, err);
 	ck_assert_msg(strstr(err, bad[_i].phrase) != NULL, "no '%s' in:\n%s", bad[_i].phrase, err);
+}
+END_TEST
+
+/* A policy's own @default wins over one in a file it includes (the
+ * shipped seccomp.policy's), before its @include or after; two included
+ * files that both set one are an error. */
+START_TEST(test_default_outer_wins)
+{
+	static const char *const outer[] = {
+		"@include " FIXTURES "/default_kill.inc\n@default log\n",
+		"@default log\n@include " FIXTURES "/default_kill.inc\n",
+	};
+	const char *both = "@include " FIXTURES "/default_kill.inc\n"
+			   "@include " FIXTURES "/default_kill.inc\n";
+	struct rf_sc_policy *p = NULL;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(rf_sc_policy_parse("mine", outer[i], strlen(outer[i]), &p, err,
+						    sizeof(err)),
+				 0);
+		ck_assert_int_eq(p->default_action, RF_SC_LOG);
+		rf_sc_policy_free(p);
+		p = NULL;
+	}
+	ck_assert_int_eq(rf_sc_policy_parse("mine", both, strlen(both), &p, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "default_kill.inc:2:1: @default set twice (first at " FIXTURES
+				  "/default_kill.inc:2)"),
+		      "%s", err);
 }
 END_TEST
 
@@ -269,6 +297,7 @@ static Suite *seccomp_suite(void)
 	tcase_add_loop_test(tp, test_bad_policy, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tp, test_constants);
 	tcase_add_test(tp, test_fifo);
+	tcase_add_test(tp, test_default_outer_wins);
 	tcase_add_test(tp, test_include_fanout);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tf, test_filter_errno_and_conditions);
