@@ -49,31 +49,39 @@ static struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ringfence-plugin-check [-v] [--learn] [--seccomp-policy FILE]\n"
-		   "                              [--transport auto|uring|classic] [--options "
-		   "STRING]\n"
-		   "                              [-o KEY=VALUE]... [--keep] PLUGIN.so\n"
-		   "\n"
-		   "Mounts PLUGIN.so as a tenant of a broker of its own, with the whole sandbox,\n"
-		   "in a scratch directory, makes every kind of file system call against it, and\n"
-		   "reports per check: ok, the errno, ENOSYS from the plugin, a worker death and\n"
-		   "the system call seccomp refused; then a summary.\n"
-		   "\n"
-		   "  --learn            the worker runs worker.policy with every other call let\n"
-		   "                     through and logged; prints a seccomp.policy for the\n"
-		   "                     plugin on stdout (each call with the operations that\n"
-		   "                     made it) and the report on stderr\n"
-		   "      --seccomp-policy FILE\n"
-		   "                     the tenant's allowlist (default: the broker's)\n"
-		   "      --transport T  the policy's transport (default auto)\n"
-		   "      --options S    the policy's options string for the plugin\n"
-		   "  -o KEY=VALUE       another line for the tenant's policy section\n"
-		   "      --keep         keep the scratch directory (policy, broker log)\n"
-		   "  -v, --verbose      name the FUSE requests of every check\n"
-		   "  -h, --help         this text\n"
-		   "\n"
-		   "Needs root (it runs a broker). Exit status: 0 when no check killed the\n"
-		   "worker or read back wrong data, 1 otherwise, 2 for a usage error.\n");
+	fprintf(f,
+		"usage: ringfence-plugin-check [-v] [--learn] [--seccomp-policy FILE]\n"
+		"                              [--transport auto|uring|classic] [--options "
+		"STRING]\n"
+		"                              [-o KEY=VALUE]... [--users-file FILE]\n"
+		"                              [--read-only [--path REL]...] [--keep] PLUGIN.so\n"
+		"\n"
+		"Mounts PLUGIN.so as a tenant of a broker of its own, with the whole sandbox,\n"
+		"in a scratch directory, makes every kind of file system call against it, and\n"
+		"reports per check: ok, the errno, ENOSYS from the plugin, a worker death and\n"
+		"the system call seccomp refused; then a summary.\n"
+		"\n"
+		"  --learn            the worker runs worker.policy with every other call let\n"
+		"                     through and logged; prints a seccomp.policy for the\n"
+		"                     plugin on stdout (each call with the operations that\n"
+		"                     made it) and the report on stderr\n"
+		"      --seccomp-policy FILE\n"
+		"                     the tenant's allowlist (default: the broker's)\n"
+		"      --transport T  the policy's transport (default auto)\n"
+		"      --options S    the policy's options string for the plugin\n"
+		"  -o KEY=VALUE       another line for the tenant's policy section\n"
+		"      --users-file FILE\n"
+		"                     the host's users_file (default " RF_DEFAULT_USERS_FILE ");\n"
+		"                     the scratch tenant takes none of its dynamic users\n"
+		"      --read-only    a read-only mount, checked by reading what the plugin\n"
+		"                     shows: up to 64 entries, 3 directories deep, or\n"
+		"      --path REL     this entry (relative to the mount; repeatable)\n"
+		"      --keep         keep the scratch directory (policy, broker log)\n"
+		"  -v, --verbose      name the FUSE requests of every check\n"
+		"  -h, --help         this text\n"
+		"\n"
+		"Needs root (it runs a broker). Exit status: 0 when no check killed the\n"
+		"worker or read back wrong data, 1 otherwise, 2 for a usage error.\n");
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -135,6 +143,20 @@ static void field(const char *status, const char *key, char *val, size_t len)
 	if (!p)
 		return;
 	for (p += strlen(pat); *p && *p != ' ' && *p != '\n' && n + 1 < len; p++)
+		val[n++] = *p;
+	val[n] = '\0';
+}
+
+/* status's reason=, the last field, which runs to the end of the line */
+static void reason(const char *status, char *val, size_t len)
+{
+	const char *p = strstr(status, " reason=");
+	size_t n = 0;
+
+	val[0] = '\0';
+	if (!p)
+		return;
+	for (p += 8; *p && *p != '\n' && n + 1 < len; p++)
 		val[n++] = *p;
 	val[n] = '\0';
 }
@@ -227,8 +249,12 @@ static void start_broker(const char *self_dir, const char *policy)
 		if (!strcmp(v, "running"))
 			return;
 		if (!strcmp(v, "failed")) {
-			field(buf, "reason", v, sizeof(v));
-			die("the tenant did not start: %s (broker log: %s)", v, C.log);
+			char why[1024];
+
+			reason(buf, why, sizeof(why));
+			die("the tenant did not start: %s%s%s", why[0] ? why : "no reason given",
+			    C.keep ? "; broker log: " : " (--keep keeps the broker's log)",
+			    C.keep ? C.log : "");
 		}
 		if (waitpid(C.broker, &status, WNOHANG) == C.broker) {
 			C.broker = 0;
@@ -340,7 +366,7 @@ struct check {
 	int (*fn)(void);
 };
 
-static char P[PATH_MAX + 64]; /* scratch paths on the mount */
+static char P[2 * PATH_MAX + 80]; /* scratch paths on the mount */
 
 static const char *at(const char *rel)
 {
@@ -548,7 +574,7 @@ static int c_readlink(void)
 
 static int c_link(void)
 {
-	char target[PATH_MAX + 64];
+	char target[sizeof(P)];
 	struct stat st;
 
 	snprintf(target, sizeof(target), "%s", at("d/f"));
@@ -559,7 +585,7 @@ static int c_link(void)
 
 static int c_rename(void)
 {
-	char from[PATH_MAX + 64];
+	char from[sizeof(P)];
 
 	snprintf(from, sizeof(from), "%s", at("d/h"));
 	TRY(rename(from, at("d/h2")));
@@ -568,7 +594,7 @@ static int c_rename(void)
 
 static int c_noreplace(void)
 {
-	char from[PATH_MAX + 64];
+	char from[sizeof(P)];
 
 	snprintf(from, sizeof(from), "%s", at("d/l"));
 	if (renameat2(AT_FDCWD, from, AT_FDCWD, at("d/h2"), RENAME_NOREPLACE) == 0)
@@ -578,7 +604,7 @@ static int c_noreplace(void)
 
 static int c_exchange(void)
 {
-	char from[PATH_MAX + 64];
+	char from[sizeof(P)];
 	struct stat st;
 
 	snprintf(from, sizeof(from), "%s", at("d/l"));
@@ -772,6 +798,164 @@ static void run_check(const struct check *c)
 	fputc('\n', C.out);
 }
 
+/* ---- --read-only: what the plugin shows, only read ---- */
+
+#define RO_MAX 64 /* entries the walk checks */
+#define RO_DEPTH 3
+
+static char ro_rel[PATH_MAX]; /* the entry the next check is about */
+
+static int r_lookup(void)
+{
+	struct stat st;
+
+	TRY(lstat(at(ro_rel), &st));
+	return 0;
+}
+
+/* the whole file (its first MiB), twice: the same bytes both times */
+static int r_read(void)
+{
+	static char a[1 << 20], b[1 << 20];
+	ssize_t n[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		int fd = open(at(ro_rel), O_RDONLY | O_NOFOLLOW), e = 0;
+
+		if (fd < 0)
+			return errno;
+		n[i] = read(fd, i ? b : a, sizeof(a));
+		if (n[i] < 0)
+			e = errno;
+		close(fd);
+		if (e)
+			return e;
+	}
+	return n[0] == n[1] && !memcmp(a, b, (size_t)n[0]) ? 0 : -1;
+}
+
+static int r_readdir(void)
+{
+	DIR *d = opendir(at(ro_rel));
+	int e = 0;
+
+	if (!d)
+		return errno;
+	errno = 0;
+	while (readdir(d))
+		;
+	e = errno;
+	closedir(d);
+	return e;
+}
+
+static int r_readlink(void)
+{
+	char t[PATH_MAX];
+
+	return readlink(at(ro_rel), t, sizeof(t)) > 0 ? 0 : errno;
+}
+
+static int r_listxattr(void)
+{
+	char l[4096];
+
+	return llistxattr(at(ro_rel), l, sizeof(l)) >= 0 ? 0 : errno;
+}
+
+static int r_access(void)
+{
+	TRY(faccessat(AT_FDCWD, at(ro_rel), R_OK, AT_SYMLINK_NOFOLLOW));
+	return 0;
+}
+
+/* One entry's checks, by what lstat says it is. */
+static void ro_entry(const char *rel)
+{
+	struct check c = { NULL, r_lookup };
+	char name[80];
+	struct stat st;
+
+	snprintf(ro_rel, sizeof(ro_rel), "%s", rel);
+	snprintf(name, sizeof(name), "lookup %.60s", rel[0] ? rel : ".");
+	c.name = name;
+	run_check(&c);
+	if (lstat(at(ro_rel), &st) < 0)
+		return;
+	snprintf(ro_rel, sizeof(ro_rel), "%s", rel);
+	c.fn = S_ISREG(st.st_mode)   ? r_read
+	       : S_ISDIR(st.st_mode) ? r_readdir
+	       : S_ISLNK(st.st_mode) ? r_readlink
+				     : NULL;
+	if (c.fn) {
+		snprintf(name, sizeof(name), "%s %.60s",
+			 S_ISREG(st.st_mode)   ? "open+read"
+			 : S_ISDIR(st.st_mode) ? "readdir"
+					       : "readlink",
+			 rel[0] ? rel : ".");
+		run_check(&c);
+	}
+	if (!S_ISLNK(st.st_mode)) {
+		snprintf(ro_rel, sizeof(ro_rel), "%s", rel);
+		snprintf(name, sizeof(name), "access %.60s", rel[0] ? rel : ".");
+		c.fn = r_access;
+		run_check(&c);
+	}
+}
+
+/* The entries below the root, breadth first, at most RO_MAX of them and
+ * RO_DEPTH deep (what the walk itself cannot list, the root's readdir
+ * check reports). */
+static size_t ro_walk(char (*out)[PATH_MAX], size_t max)
+{
+	size_t n = 0, next = 0, depth_end;
+	int depth = 0;
+
+	out[n++][0] = '\0';
+	for (depth_end = n; next < n && depth < RO_DEPTH; depth++, depth_end = n) {
+		for (; next < depth_end; next++) {
+			/* (what is no directory does not open as one) */
+			DIR *d = opendir(at(out[next]));
+			struct dirent *e;
+
+			if (!d)
+				continue;
+			while ((e = readdir(d)) && n < max) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				snprintf(out[n], PATH_MAX, "%s%s%s", out[next],
+					 out[next][0] ? "/" : "", e->d_name);
+				n++;
+			}
+			closedir(d);
+		}
+	}
+	return n;
+}
+
+static void run_read_only(char (*paths)[PATH_MAX], size_t npaths)
+{
+	static char walked[RO_MAX + 1][PATH_MAX];
+	static const struct check fs[] = { { "statfs", c_statfs }, { "getattr", c_getattr } };
+	struct check c = { "listxattr .", r_listxattr };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+		run_check(&fs[i]);
+	ro_rel[0] = '\0';
+	run_check(&c);
+	if (npaths) {
+		ro_entry("");
+		for (i = 0; i < npaths; i++)
+			ro_entry(paths[i]);
+		return;
+	}
+	n = ro_walk(walked, RO_MAX + 1);
+	for (i = 0; i < n; i++)
+		ro_entry(walked[i]);
+}
+
 /* ---- --learn ---- */
 
 struct learned {
@@ -824,6 +1008,34 @@ static void print_policy(const char *plugin, const char *base)
 
 /* ---- main ---- */
 
+/*
+ * The scratch tenant's users_file: every dynamic user of the host's
+ * (@from, "NAME UID" lines) under a name of its own, so that the broker
+ * gives the scratch tenant none of their uids, not even a production
+ * tenant's that is also called TENANT. The host's file is only read.
+ */
+static void reserve_host_users(const char *from, const char *to)
+{
+	char line[256], name[RF_POLICY_NAME_MAX];
+	unsigned long id, n = 0;
+	FILE *in = fopen(from, "re"), *out;
+
+	if (!in) {
+		if (errno != ENOENT)
+			die("--users-file %s: %s", from, strerror(errno));
+		return;
+	}
+	out = fopen(to, "we");
+	if (!out)
+		die("%s: %s", to, strerror(errno));
+	while (fgets(line, sizeof(line), in))
+		if (line[0] != '#' && sscanf(line, "%63s %lu", name, &id) == 2)
+			fprintf(out, "host-tenant-%lu %lu\n", ++n, id);
+	fclose(in);
+	if (fclose(out) != 0)
+		die("%s: %s", to, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -832,11 +1044,18 @@ int main(int argc, char **argv)
 		{ "transport", required_argument, NULL, 't' },
 		{ "options", required_argument, NULL, 'O' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "users-file", required_argument, NULL, 'u' },
+		{ "read-only", no_argument, NULL, 'r' },
+		{ "path", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *scpol = NULL, *transport = "auto", *options = NULL;
+	const char *host_users = RF_DEFAULT_USERS_FILE;
+	static char paths[16][PATH_MAX];
+	size_t npaths = 0;
+	bool read_only = false;
 	char plugin[PATH_MAX], self[PATH_MAX], policy[PATH_MAX + 16], base[PATH_MAX], *slash;
 	char extra[4096] = "";
 	size_t extra_len = 0, i;
@@ -872,6 +1091,21 @@ int main(int argc, char **argv)
 		case 'k':
 			C.keep = true;
 			break;
+		case 'u':
+			host_users = optarg;
+			break;
+		case 'r':
+			read_only = true;
+			break;
+		case 'p':
+			if (npaths == 16 || strlen(optarg) >= PATH_MAX || optarg[0] == '/' ||
+			    strstr(optarg, "..")) {
+				fprintf(stderr, "ringfence-plugin-check: --path: at most 16, each "
+						"relative to the mount, without '..'\n");
+				return 2;
+			}
+			snprintf(paths[npaths++], PATH_MAX, "%s", optarg);
+			break;
 		case 'v':
 			C.verbose = true;
 			break;
@@ -885,6 +1119,10 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		usage(stderr);
+		return 2;
+	}
+	if (npaths && !read_only) {
+		fprintf(stderr, "ringfence-plugin-check: --path names what --read-only checks\n");
 		return 2;
 	}
 	if (C.learn && scpol) {
@@ -932,6 +1170,8 @@ int main(int argc, char **argv)
 	{
 		char src[PATH_MAX + 8];
 
+		snprintf(src, sizeof(src), "%s/users", C.dir);
+		reserve_host_users(host_users, src);
 		snprintf(src, sizeof(src), "%s/src", C.dir);
 		if (mkdir(C.mnt, 0755) < 0 || mkdir(src, 0755) < 0)
 			die("mkdir in %s: %s", C.dir, strerror(errno));
@@ -951,6 +1191,8 @@ int main(int argc, char **argv)
 			fprintf(f, "options = %s\n", options);
 		if (scpol)
 			fprintf(f, "seccomp_policy = %s\n", scpol);
+		if (read_only)
+			fputs("read_only = yes\n", f);
 		fputs(extra, f);
 		if (fclose(f) != 0)
 			die("%s: %s", policy, strerror(errno));
@@ -964,12 +1206,15 @@ int main(int argc, char **argv)
 		ctl("status " TENANT, buf, sizeof(buf));
 		field(buf, "transport", v, sizeof(v));
 		field(buf, "queues", q, sizeof(q));
-		fprintf(C.out, "mounted on %s: %s transport, %s queues, worker %ld\n", C.mnt, v, q,
-			status_num("worker"));
+		fprintf(C.out, "mounted on %s: %s transport, %s queues, worker %ld, uid %ld\n",
+			C.mnt, v, q, status_num("worker"), status_num("uid"));
 	}
 	new_log_lines(find_learned, NULL);
-	for (i = 0; i < sizeof(CHECKS) / sizeof(CHECKS[0]); i++)
-		run_check(&CHECKS[i]);
+	if (read_only)
+		run_read_only(paths, npaths);
+	else
+		for (i = 0; i < sizeof(CHECKS) / sizeof(CHECKS[0]); i++)
+			run_check(&CHECKS[i]);
 	new_log_lines(find_learned, NULL);
 	fprintf(C.out,
 		"summary: %u ok, %u not implemented, %u other errors, %u worker deaths, %u wrong "

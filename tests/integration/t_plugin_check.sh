@@ -34,16 +34,47 @@ grep -qx "summary: 30 ok, 0 not implemented, 1 other errors, 0 worker deaths, 0 
 grep -q "^  setattr (owner) *EPERM" "$T/pt" || rf_fail "chown to root should be refused: $(grep owner "$T/pt")"
 leftovers
 
-rf_log "memfs passes; hello reports what it does not implement"
-run_check "$T/mem" "$BUILD/plugins/memfs.so"
+rf_log "memfs passes, as a user none of the host's tenants has; hello reports what it does not implement"
+# a production tenant called "check" (the scratch tenant's name) holds
+# the uid the scratch tenant just had: the next run takes another
+uid=$(sed -n 's/^mounted on .*, uid \([0-9]*\)$/\1/p' "$T/pt")
+[ -n "$uid" ] || rf_fail "no uid in: $(grep "^mounted on" "$T/pt")"
+printf '# the host'"'"'s\ncheck %s\nother 4242\n' "$uid" >"$T/hostusers"
+cp "$T/hostusers" "$T/hostusers.0"
+run_check "$T/mem" --users-file "$T/hostusers" "$BUILD/plugins/memfs.so"
 [ $rc = 0 ] || { cat "$T/mem" >&2; rf_fail "memfs: exit $rc"; }
 grep -q "0 worker deaths, 0 wrong results" "$T/mem" || rf_fail "memfs: $(tail -1 "$T/mem")"
+uid2=$(sed -n 's/^mounted on .*, uid \([0-9]*\)$/\1/p' "$T/mem")
+[ -n "$uid2" ] && [ "$uid2" != "$uid" ] || rf_fail "the scratch tenant ran as the host's tenant check's uid $uid"
+cmp -s "$T/hostusers" "$T/hostusers.0" || rf_fail "--users-file was written: $(cat "$T/hostusers")"
+rf_log "  uid $uid2, not the host's tenant check's $uid"
 run_check "$T/hello" -v "$BUILD/plugins/hello.so"
 [ $rc = 0 ] || { cat "$T/hello" >&2; rf_fail "hello: exit $rc"; }
 grep -q "^  mkdir *not implemented (the plugin answered ENOSYS; the caller got ENOSYS)  \[.*MKDIR" "$T/hello" ||
 	{ cat "$T/hello" >&2; rf_fail "hello's mkdir"; }
 grep -q "^  getattr *ok" "$T/hello" || rf_fail "hello's getattr"
 leftovers
+
+rf_log "hello, read-only: every check of what it shows passes"
+run_check "$T/hello-ro" --read-only "$BUILD/plugins/hello.so"
+[ $rc = 0 ] || { cat "$T/hello-ro" "$T/hello-ro.err" >&2; rf_fail "hello --read-only: exit $rc"; }
+grep -q "^  open+read hello *ok" "$T/hello-ro" || { cat "$T/hello-ro" >&2; rf_fail "hello --read-only: no read of hello"; }
+grep -qE "^summary: [0-9]+ ok, [0-9]+ not implemented, 0 other errors, 0 worker deaths, 0 wrong results" "$T/hello-ro" ||
+	{ cat "$T/hello-ro" >&2; rf_fail "hello --read-only: $(tail -1 "$T/hello-ro")"; }
+run_check "$T/hello-path" --read-only --path hello --path nothere "$BUILD/plugins/hello.so"
+[ $rc = 0 ] && grep -q "^  open+read hello *ok" "$T/hello-path" && grep -q "^  lookup nothere *ENOENT" "$T/hello-path" ||
+	{ cat "$T/hello-path" >&2; rf_fail "hello --read-only --path"; }
+leftovers
+rf_log "  $(tail -1 "$T/hello-ro")"
+
+rf_log "a file that is no plugin: the dynamic linker's words on the terminal"
+head -c 4096 /dev/zero | tr '\0' x >"$T/notelf.so"
+run_check "$T/notelf" "$T/notelf.so"
+[ $rc = 1 ] || rf_fail "notelf: exit $rc"
+grep -qE "^ringfence-plugin-check: the tenant did not start: .*load plugin $T/notelf.so: .*invalid ELF header" "$T/notelf.err" ||
+	rf_fail "notelf: $(cat "$T/notelf.err")"
+leftovers
+rf_log "  $(sed 's/^ringfence-plugin-check: //' "$T/notelf.err")"
 
 rf_log "hostile.so, a denied call at every lookup: each death reported with the call"
 run_check "$T/hostile" --options every_lookup=socket "$BUILD/tests/plugins/hostile.so"
