@@ -202,11 +202,14 @@ installable: $(BINS) $(SHIPPED_SOS) $(BUILD)/dist/ringfenced.service $(BUILD)/di
 check-man: $(addprefix $(BUILD)/man/,$(MAN_PAGES))
 	@./tests/check-man.sh $^
 
+# the SDK's example plugin, as the -dev package ships it
+SDK_FILES := examples/sdk/Makefile examples/sdk/motd.c
+
 install:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(INST) INSTALLED=1 installable
 	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(workerdir) $(DESTDIR)$(plugindir) \
 		$(DESTDIR)$(confdir) $(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(pkgconfigdir) \
-		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples $(DESTDIR)$(mandir)/man5 \
+		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples/sdk $(DESTDIR)$(mandir)/man5 \
 		$(DESTDIR)$(mandir)/man8
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.5,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man5/
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.8,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man8/
@@ -219,6 +222,7 @@ install:
 	$(INSTALL) -m 0644 $(INST)/dist/ringfenced.service $(DESTDIR)$(unitdir)/
 	$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(docdir)/
 	$(INSTALL) -m 0644 examples/ringfence.policy $(DESTDIR)$(docdir)/examples/
+	$(INSTALL) -m 0644 $(SDK_FILES) $(DESTDIR)$(docdir)/examples/sdk/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(SBIN_FILES)) \
@@ -229,10 +233,12 @@ uninstall:
 		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
 		$(DESTDIR)$(docdir)/examples/ringfence.policy \
+		$(addprefix $(DESTDIR)$(docdir)/examples/sdk/,$(notdir $(SDK_FILES))) \
 		$(patsubst %,$(DESTDIR)$(mandir)/man5/%,$(filter %.5,$(MAN_PAGES))) \
 		$(patsubst %,$(DESTDIR)$(mandir)/man8/%,$(filter %.8,$(MAN_PAGES)))
 	@for d in $(DESTDIR)$(plugindir) $(DESTDIR)$(libdir)/ringfence $(DESTDIR)$(workerdir) \
-		$(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) \
+		$(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(docdir)/examples/sdk \
+		$(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) \
 		$(DESTDIR)$(confdir); do rmdir "$$d" 2>/dev/null || :; done
 
 # the Debian packages (debian/), built in build/deb and checked by lintian

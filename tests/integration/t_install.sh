@@ -2,7 +2,7 @@
 # make install / make uninstall: the layout, an installed broker that finds
 # its worker, plugins, seccomp policy and deployment policy without being
 # told, and a plugin built outside the tree against the installed SDK only
-# (examples/sdk), served by that broker.
+# (the installed copy of examples/sdk), served by that broker.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 P=$T/prefix
@@ -20,6 +20,7 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
 			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfence-plugin-check sbin/ringfencectl \
 			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \
+			share/doc/ringfence/examples/sdk/Makefile share/doc/ringfence/examples/sdk/motd.c \
 			share/man/man5/ringfence.policy.5 share/man/man5/ringfence-seccomp.policy.5 \
 			share/man/man8/ringfenced.8 share/man/man8/ringfencectl.8 share/man/man8/ringfence-fsck.8 \
 			share/man/man8/ringfence-plugin-check.8
@@ -49,8 +50,8 @@ seccomp_policy $T/etc/ringfence/seccomp.policy
 worker $P/libexec/ringfence/ringfence-worker"
 [ "$("$P/sbin/ringfenced" --version)" = "$want" ] || rf_fail "--version: $("$P/sbin/ringfenced" --version)"
 
-rf_log "the SDK: a plugin built in a copy of examples/sdk, against the installed header only"
-cp -r "$ROOT/examples/sdk" "$T/sdk"
+rf_log "the SDK: a plugin built in a copy of the installed examples/sdk, against the installed header only"
+cp -r "$P/share/doc/ringfence/examples/sdk" "$T/sdk"
 PKG_CONFIG_PATH=$P/lib/pkgconfig make -s -C "$T/sdk" >"$T/sdk.log" 2>&1 || { cat "$T/sdk.log" >&2; rf_fail "the SDK example did not build"; }
 flags=$(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --cflags --libs ringfence-plugin)
 # shellcheck disable=SC2086 # words, not one
