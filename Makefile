@@ -209,8 +209,9 @@ install:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(INST) INSTALLED=1 installable
 	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(workerdir) $(DESTDIR)$(plugindir) \
 		$(DESTDIR)$(confdir) $(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(pkgconfigdir) \
-		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples/sdk $(DESTDIR)$(mandir)/man5 \
-		$(DESTDIR)$(mandir)/man8
+		$(DESTDIR)$(unitdir) $(DESTDIR)$(docdir)/examples/sdk $(DESTDIR)$(mandir)/man3 \
+		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man8
+	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.3,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man3/
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.5,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man5/
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/man/%,$(filter %.8,$(MAN_PAGES))) $(DESTDIR)$(mandir)/man8/
 	$(INSTALL) -m 0755 $(addprefix $(INST)/,$(SBIN_FILES)) $(DESTDIR)$(sbindir)/
@@ -234,6 +235,7 @@ uninstall:
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
 		$(DESTDIR)$(docdir)/examples/ringfence.policy \
 		$(addprefix $(DESTDIR)$(docdir)/examples/sdk/,$(notdir $(SDK_FILES))) \
+		$(patsubst %,$(DESTDIR)$(mandir)/man3/%,$(filter %.3,$(MAN_PAGES))) \
 		$(patsubst %,$(DESTDIR)$(mandir)/man5/%,$(filter %.5,$(MAN_PAGES))) \
 		$(patsubst %,$(DESTDIR)$(mandir)/man8/%,$(filter %.8,$(MAN_PAGES)))
 	@for d in $(DESTDIR)$(plugindir) $(DESTDIR)$(libdir)/ringfence $(DESTDIR)$(workerdir) \

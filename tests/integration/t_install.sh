@@ -21,6 +21,7 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfence-plugin-check sbin/ringfencectl \
 			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \
 			share/doc/ringfence/examples/sdk/Makefile share/doc/ringfence/examples/sdk/motd.c \
+			share/man/man3/ringfence-plugin.3 \
 			share/man/man5/ringfence.policy.5 share/man/man5/ringfence-seccomp.policy.5 \
 			share/man/man8/ringfenced.8 share/man/man8/ringfencectl.8 share/man/man8/ringfence-fsck.8 \
 			share/man/man8/ringfence-plugin-check.8
