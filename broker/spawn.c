@@ -71,19 +71,31 @@ void rf_worker_sigkill(struct rf_tenant *t)
 	kill(t->worker_pid, SIGKILL);
 }
 
+/* No more reading of a channel (@ev), and with @fd, none at all. */
+static void chan_stop(struct event **ev)
+{
+	if (*ev) {
+		event_free(*ev);
+		*ev = NULL;
+	}
+}
+
+static void chan_close(int *fd, struct event **ev)
+{
+	chan_stop(ev);
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
 void rf_worker_kill(struct rf_tenant *t, const char *why)
 {
 	log_warnx("%s: killing worker %d: %s", t->pol.name, (int)t->worker_pid, why);
 	snprintf(t->fail_reason, sizeof(t->fail_reason), "killed by the broker: %s", why);
 	rf_worker_sigkill(t);
-	if (t->ipc_ev) {
-		event_free(t->ipc_ev);
-		t->ipc_ev = NULL;
-	}
-	if (t->host_ipc_ev) {
-		event_free(t->host_ipc_ev);
-		t->host_ipc_ev = NULL;
-	}
+	chan_stop(&t->ipc_ev);
+	chan_stop(&t->host_ipc_ev);
 }
 
 /*
@@ -209,13 +221,14 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.restore_strict = t->upg == RF_UPG_TRIAL;
 	c.host_restart = t->pol.host_restart && !t->responder;
 	{
-		/* the host's channel last */
-		int fds[3] = { t->pool_fd, t->state_fd, host_fd };
+		/* the pool, the state if any, the host's channel last */
+		int fds[3], n = 0;
 
-		if (t->state_fd < 0)
-			fds[1] = host_fd;
-		r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), fds,
-				t->state_fd >= 0 ? 3 : 2);
+		fds[n++] = t->pool_fd;
+		if (t->state_fd >= 0)
+			fds[n++] = t->state_fd;
+		fds[n++] = host_fd;
+		r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), fds, n);
 	}
 	if (r < 0)
 		return r;
@@ -578,8 +591,7 @@ static int ipc_read(struct rf_tenant *t, int fd, struct event **ev, struct rf_ms
 		return 0;
 	if (r == -ECONNRESET || r == -EPIPE) {
 		/* the worker closed its end; SIGCHLD will tell how it ended */
-		event_free(*ev);
-		*ev = NULL;
+		chan_stop(ev);
 		return 0;
 	}
 	if (r == -EBADMSG) {
@@ -883,23 +895,9 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 	t->worker_pid = 0;
 	ipc_drain(t, t->host_ipc_fd, &t->host_ipc_ev, rf_host_ipc_cb);
 	ipc_drain(t, t->ipc_fd, &t->ipc_ev, rf_worker_ipc_cb);
-	if (t->ipc_ev) {
-		event_free(t->ipc_ev);
-		t->ipc_ev = NULL;
-	}
-	if (t->host_ipc_ev) {
-		event_free(t->host_ipc_ev);
-		t->host_ipc_ev = NULL;
-	}
+	chan_close(&t->ipc_fd, &t->ipc_ev);
+	chan_close(&t->host_ipc_fd, &t->host_ipc_ev);
 	stop_start_timer(t);
-	if (t->ipc_fd >= 0) {
-		close(t->ipc_fd);
-		t->ipc_fd = -1;
-	}
-	if (t->host_ipc_fd >= 0) {
-		close(t->host_ipc_fd);
-		t->host_ipc_fd = -1;
-	}
 	t->worker_pid = 0;
 	rf_orphans_record(t->b);
 	if (((WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) || host_sig == SIGSYS) &&

@@ -131,7 +131,8 @@ static void ctl(const char *cmd, char *buf, size_t len)
 }
 
 /* The value of " KEY=" in a status line, or "". */
-static void field(const char *status, const char *key, char *val, size_t len)
+/* status's @key=, up to the first of @stops (or the line's end) */
+static void field_to(const char *status, const char *key, const char *stops, char *val, size_t len)
 {
 	char pat[64];
 	const char *p;
@@ -142,23 +143,14 @@ static void field(const char *status, const char *key, char *val, size_t len)
 	p = strstr(status, pat);
 	if (!p)
 		return;
-	for (p += strlen(pat); *p && *p != ' ' && *p != '\n' && n + 1 < len; p++)
+	for (p += strlen(pat); *p && !strchr(stops, *p) && n + 1 < len; p++)
 		val[n++] = *p;
 	val[n] = '\0';
 }
 
-/* status's reason=, the last field, which runs to the end of the line */
-static void reason(const char *status, char *val, size_t len)
+static void field(const char *status, const char *key, char *val, size_t len)
 {
-	const char *p = strstr(status, " reason=");
-	size_t n = 0;
-
-	val[0] = '\0';
-	if (!p)
-		return;
-	for (p += 8; *p && *p != '\n' && n + 1 < len; p++)
-		val[n++] = *p;
-	val[n] = '\0';
+	field_to(status, key, " \n", val, len);
 }
 
 static long status_num(const char *key)
@@ -251,7 +243,8 @@ static void start_broker(const char *self_dir, const char *policy)
 		if (!strcmp(v, "failed")) {
 			char why[1024];
 
-			reason(buf, why, sizeof(why));
+			/* the last field, which runs to the line's end */
+			field_to(buf, "reason", "\n", why, sizeof(why));
 			die("the tenant did not start: %s%s%s", why[0] ? why : "no reason given",
 			    C.keep ? "; broker log: " : " (--keep keeps the broker's log)",
 			    C.keep ? C.log : "");
@@ -883,7 +876,6 @@ static void ro_entry(const char *rel)
 	run_check(&c);
 	if (lstat(at(ro_rel), &st) < 0)
 		return;
-	snprintf(ro_rel, sizeof(ro_rel), "%s", rel);
 	c.fn = S_ISREG(st.st_mode)   ? r_read
 	       : S_ISDIR(st.st_mode) ? r_readdir
 	       : S_ISLNK(st.st_mode) ? r_readlink
@@ -897,7 +889,6 @@ static void ro_entry(const char *rel)
 		run_check(&c);
 	}
 	if (!S_ISLNK(st.st_mode)) {
-		snprintf(ro_rel, sizeof(ro_rel), "%s", rel);
 		snprintf(name, sizeof(name), "access %.60s", rel[0] ? rel : ".");
 		c.fn = r_access;
 		run_check(&c);

@@ -586,28 +586,36 @@ static int a_logflood(void)
 	return flood(3000, 0);
 }
 
+/* @n detached threads running @fn until *@until, which is set to ten
+ * seconds from now; the attack answers at once */
+static int for_ten_seconds(int n, void *(*fn)(void *), time_t *until)
+{
+	pthread_attr_t a;
+	pthread_t th;
+	int i, r = 0;
+
+	*until = time(NULL) + 10;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (i = 0; i < n && !r; i++)
+		r = pthread_create(&th, &a, fn, until);
+	pthread_attr_destroy(&a);
+	return r ? r : SUCCEEDED;
+}
+
 static void *flood_thread(void *arg)
 {
 	flood(1L << 40, *(time_t *)arg);
 	return NULL;
 }
 
-/* four threads that send log lines for ten seconds, answered at once */
+/* four threads that send log lines for ten seconds */
 static int a_logflood_threads(void)
 {
 	static time_t until;
-	pthread_attr_t a;
-	pthread_t th;
-	int i, r = 0;
 
-	until = time(NULL) + 10;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 64 << 10);
-	for (i = 0; i < 4 && !r; i++)
-		r = pthread_create(&th, &a, flood_thread, &until);
-	pthread_attr_destroy(&a);
-	return r ? r : SUCCEEDED;
+	return for_ten_seconds(4, flood_thread, &until);
 }
 
 /* what an ordinary plugin's libc calls: sleeps, randomness, its ids */
@@ -635,22 +643,12 @@ static void *spin_thread(void *arg)
 	return NULL;
 }
 
-/* eight threads that spin for ten seconds, answered at once */
+/* eight threads that spin for ten seconds */
 static int a_spin(void)
 {
 	static time_t until;
-	pthread_attr_t a;
-	pthread_t th;
-	int i, r = 0;
 
-	until = time(NULL) + 10;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 64 << 10);
-	for (i = 0; i < 8 && !r; i++)
-		r = pthread_create(&th, &a, spin_thread, &until);
-	pthread_attr_destroy(&a);
-	return r ? r : SUCCEEDED;
+	return for_ten_seconds(8, spin_thread, &until);
 }
 
 /* the keeper's word that its plugin host died, from the host */

@@ -163,6 +163,13 @@ static void end_host(struct rf_worker *w, const char *why)
 	kill(w->host_pid, SIGKILL);
 }
 
+/* Whether host @seq, ended with wait @status, was the keeper's kill. */
+static bool ended_by_keeper(struct rf_worker *w, int status, unsigned int seq)
+{
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	       atomic_load(&w->ended_seq) == seq;
+}
+
 /* The host's end: ended first if it is alive but no longer speaking to
  * us; its wait status, or -1. */
 static int host_reap(struct rf_worker *w, const char *why)
@@ -186,8 +193,7 @@ static int host_reap(struct rf_worker *w, const char *why)
  * ended it. */
 static void __attribute__((noreturn)) exit_as_host(struct rf_worker *w, int status)
 {
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
-	    atomic_load(&w->ended_seq) == atomic_load(&w->host_seq))
+	if (ended_by_keeper(w, status, atomic_load(&w->host_seq)))
 		_exit(RF_EXIT_HOST_ENDED);
 	if (WIFSIGNALED(status))
 		_exit(RF_EXIT_HOST_SIGNAL + WTERMSIG(status));
@@ -247,8 +253,7 @@ static void *host_reaper(void *arg)
 			return NULL;
 		if (!w->host_ready)
 			exit_as_host(w, d.status);
-		d.by_keeper = WIFSIGNALED(d.status) && WTERMSIG(d.status) == SIGKILL &&
-			      atomic_load(&w->ended_seq) == seq;
+		d.by_keeper = ended_by_keeper(w, d.status, seq);
 		atomic_store(&w->reported_seq, seq);
 		for (q = 0; q < w->nqueues; q++) {
 			atomic_store(&w->queues[q].dead_seq, seq);
