@@ -112,8 +112,25 @@ $(LIB): $(call obj,$(LIB_SRC))
 $(BUILD)/ringfenced: $(call obj,$(BROKER_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS)
 
+# The plugin ABI as a library to link against: plugin.h's rf_* functions as
+# empty stubs, under a name the worker carries as its own (its soname). A
+# plugin linked with -z defs and this library fails at link time on an rf_*
+# name the worker does not offer; when the worker loads it, the loader finds
+# the plugin's need for the library met by the worker itself, whose rf_*
+# are the ones called. The name stays: abi_version says the ABI's version.
+ABI_SONAME := libringfence-plugin.so.1
+ABI_LIB    := $(BUILD)/libringfence-plugin.so
+
+$(BUILD)/abi/stubs.c: include/ringfence/plugin.h
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)sed -n -e '/^static/d' -e 's/^[a-z][^(]*[ *]\(rf_[a-z0-9_]*\)(.*/void \1(void) {}/p' $< >$@
+	@test -s $@ || { echo "$@: no rf_* function found in $<" >&2; rm -f $@; exit 1; }
+
+$(ABI_LIB): $(BUILD)/abi/stubs.c
+	$(call say,LD,$@)$(CC) -shared -fPIC -g -w $(LDFLAGS) -Wl,-soname,$(ABI_SONAME) -o $@ $<
+
 $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
-	$(call say,LD,$@)$(CC) -pie -rdynamic $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
+	$(call say,LD,$@)$(CC) -pie -rdynamic -Wl,-soname,$(ABI_SONAME) $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 
 $(BUILD)/ringfencectl: $(call obj,$(CTL_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie $(LDFLAGS) -o $@ $^
@@ -127,9 +144,10 @@ $(BUILD)/ringfence-plugin-check: $(call obj,tools/ringfence-plugin-check.c) $(LI
 # the ownership record's format, shared with ringfence-fsck
 $(BUILD)/plugins/passthrough.so: $(BUILD)/pic/plugins/record.o
 
-$(BUILD)/plugins/%.so: $(BUILD)/pic/plugins/%.o
+# the shipped plugins are linked as the SDK links one (ringfence-plugin.pc)
+$(BUILD)/plugins/%.so: $(BUILD)/pic/plugins/%.o $(ABI_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -o $@ $^ -lpthread
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-z,defs -o $@ $(filter %.o,$^) -L$(BUILD) -lringfence-plugin -lpthread
 
 $(BUILD)/tests/plugins/%.so: $(BUILD)/pic/tests/plugins/%.o
 	@mkdir -p $(dir $@)
@@ -166,7 +184,7 @@ UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -Wl,-soname,$(ABI_SONAME) -o $@ $< $(UNIT_DEPS_check_$*) $(CHECK_LIBS) $(URING_LIBS) $(CAPNG_LIBS) $(EVENT_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 
 $(BUILD)/pic/tests/plugins/%.o: CFLAGS += -Iworker
 $(BUILD)/obj/worker/%.o: CFLAGS += -Iworker
@@ -177,7 +195,7 @@ $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTU
 INST      := $(BUILD)/installed
 INSTALL   ?= install
 SHIPPED_SOS = $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS))
-SUBST = sed -e 's|@prefix@|$(prefix)|g' -e 's|@includedir@|$(includedir)|g' \
+SUBST = sed -e 's|@prefix@|$(prefix)|g' -e 's|@includedir@|$(includedir)|g' -e 's|@libdir@|$(libdir)|g' \
 	-e 's|@plugindir@|$(plugindir)|g' -e 's|@sbindir@|$(sbindir)|g' \
 	-e 's|@confdir@|$(confdir)|g' -e 's|@docdir@|$(docdir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	-e 's|@workerdir@|$(workerdir)|g'
@@ -195,7 +213,7 @@ $(BUILD)/man/%: man/%.in $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,GEN,$@)$(SUBST) $< >$@
 
-installable: $(BINS) $(SHIPPED_SOS) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
+installable: $(BINS) $(SHIPPED_SOS) $(ABI_LIB) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
 	$(addprefix $(BUILD)/man/,$(MAN_PAGES))
 
 # every man page renders without a warning, as lintian checks them
@@ -219,6 +237,7 @@ install:
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/plugins/%.so,$(PLUGINS)) $(DESTDIR)$(plugindir)/
 	$(INSTALL) -m 0644 seccomp.policy worker.policy $(DESTDIR)$(confdir)/
 	$(INSTALL) -m 0644 include/ringfence/plugin.h $(DESTDIR)$(includedir)/ringfence/
+	$(INSTALL) -m 0644 $(INST)/libringfence-plugin.so $(DESTDIR)$(libdir)/ringfence/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfence-plugin.pc $(DESTDIR)$(pkgconfigdir)/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfenced.service $(DESTDIR)$(unitdir)/
 	$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(docdir)/
@@ -230,7 +249,7 @@ uninstall:
 		$(DESTDIR)$(workerdir)/ringfence-worker \
 		$(patsubst %,$(DESTDIR)$(plugindir)/%.so,$(PLUGINS)) \
 		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(confdir)/worker.policy \
-		$(DESTDIR)$(includedir)/ringfence/plugin.h \
+		$(DESTDIR)$(includedir)/ringfence/plugin.h $(DESTDIR)$(libdir)/ringfence/libringfence-plugin.so \
 		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
 		$(DESTDIR)$(docdir)/examples/ringfence.policy \
@@ -260,6 +279,7 @@ deps:
 check-unit: $(UNIT_BINS) $(PLUGIN_SOS)
 	@./tests/run-unit.sh $(UNIT_BINS)
 	@./tests/check-calls.py $(call obj,$(WORKER_SRC))
+	@./tests/check-abi.sh $(BUILD)/ringfence-worker $(ABI_LIB)
 
 check-san:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-san SAN=1 check-unit

@@ -70,7 +70,7 @@ files "$D/ringfence_${V}_amd64.deb" >"$T/got"
 } | LC_ALL=C sort >"$T/want"
 diff "$T/want" "$T/got" || fail "ringfence's files differ (- expected, + packaged)"
 printf '%s\n' usr/include/ringfence/plugin.h usr/lib/$MA/pkgconfig/ringfence-plugin.pc \
-	usr/share/man/man3/ringfence-plugin.3.gz \
+	usr/lib/$MA/ringfence/libringfence-plugin.so usr/share/lintian/overrides/ringfence-dev usr/share/man/man3/ringfence-plugin.3.gz \
 	usr/share/doc/ringfence-dev/changelog.gz usr/share/doc/ringfence-dev/copyright \
 	usr/share/doc/ringfence-dev/examples/sdk/Makefile usr/share/doc/ringfence-dev/examples/sdk/motd.c |
 	LC_ALL=C sort >"$T/want"

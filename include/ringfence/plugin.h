@@ -8,7 +8,9 @@
  *
  * The worker's plugin host loads it after dropping every privilege and
  * checks abi_version and struct_size before calling anything (the manual:
- * ringfence-plugin(3)). Operations are inode based (as in
+ * ringfence-plugin(3)). Link it with `pkg-config --libs ringfence-plugin`
+ * after the sources: a name below the worker does not offer then fails the
+ * link. Operations are inode based (as in
  * FUSE's lowlevel protocol): the plugin hands out 64-bit node ids in its
  * entry replies and the kernel refers to them until it forgets them.
  * Node id 1 (RF_ROOT_ID) is the root and is never forgotten.

@@ -16,7 +16,7 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 	docs=$(cd "$ROOT" && for d in README.md docs/*.md; do echo "share/doc/ringfence/${d##*/}"; done)
 	{
 		printf '%s\n' include/ringfence/plugin.h lib/pkgconfig/ringfence-plugin.pc \
-			lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
+			lib/ringfence/libringfence-plugin.so lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
 			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
 			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfence-plugin-check sbin/ringfencectl \
 			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \
@@ -56,7 +56,18 @@ cp -r "$P/share/doc/ringfence/examples/sdk" "$T/sdk"
 PKG_CONFIG_PATH=$P/lib/pkgconfig make -s -C "$T/sdk" >"$T/sdk.log" 2>&1 || { cat "$T/sdk.log" >&2; rf_fail "the SDK example did not build"; }
 flags=$(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --cflags --libs ringfence-plugin)
 # shellcheck disable=SC2086 # words, not one
-[ "$(echo $flags)" = "-I$P/include" ] || rf_fail "pkg-config --cflags --libs: $flags"
+[ "$(echo $flags)" = "-I$P/include -L$P/lib/ringfence -lringfence-plugin -Wl,-z,defs" ] ||
+	rf_fail "pkg-config --cflags --libs: $flags"
+# the plugin needs the ABI library, which the worker (its soname) answers for
+readelf -d "$T/sdk/motd.so" | grep -q "(NEEDED).*\[libringfence-plugin\.so\.1\]" ||
+	rf_fail "motd.so does not need libringfence-plugin.so.1: $(readelf -d "$T/sdk/motd.so" | grep NEEDED)"
+# a misspelt rf_* name fails at link time, naming it
+sed 's/rf_reply_data(/rf_reply_dta(/' "$T/sdk/motd.c" >"$T/sdk/typo.c"
+grep -q rf_reply_dta "$T/sdk/typo.c" || rf_fail "typo.c: motd.c no longer calls rf_reply_data"
+# shellcheck disable=SC2086 # words, not one
+cc -shared -fPIC -o "$T/sdk/typo.so" "$T/sdk/typo.c" $flags >"$T/typo.log" 2>&1 &&
+	rf_fail "a plugin calling rf_reply_dta linked"
+grep -q "undefined reference to .rf_reply_dta'" "$T/typo.log" || rf_fail "the link said: $(cat "$T/typo.log")"
 [ "$(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --variable=plugindir ringfence-plugin)" = "$P/lib/ringfence/plugins" ] ||
 	rf_fail "pkg-config plugindir"
 
