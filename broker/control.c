@@ -309,8 +309,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 			put(o, " %s=%llu", keys[i], vals[i]);
 		put(o,
 		    " p50_us=%llu p99_us=%llu max_us=%llu limits=%s sched=%s host_restart=%s "
-		    "disk=%s%s%s\n",
-		    p50, p99, max, limits, sched, host_restart,
+		    "debug=%s disk=%s%s%s\n",
+		    p50, p99, max, limits, sched, host_restart, t->pol.debug ? "yes" : "no",
 		    t->disk_mechanism[0] ? t->disk_mechanism : "none",
 		    t->fail_reason[0] ? " reason=" : "", t->fail_reason);
 		return;
@@ -334,7 +334,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put(o, ",\"latency_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},\"limits\":", p50, p99,
 	    max);
 	put_jstr(o, limits);
-	put(o, ",\"sched\":\"%s\",\"host_restart\":\"%s\",\"disk\":", sched, host_restart);
+	put(o, ",\"sched\":\"%s\",\"host_restart\":\"%s\",\"debug\":\"%s\",\"disk\":", sched,
+	    host_restart, t->pol.debug ? "yes" : "no");
 	put_jstr(o, t->disk_mechanism[0] ? t->disk_mechanism : "none");
 	put(o, ",\"reason\":");
 	put_jstr(o, t->fail_reason);

@@ -111,12 +111,13 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 	 * connection (clients get an error, the broker gives the tenant up),
 	 * so by default it is set well past anything a recovery takes: the
 	 * watchdog's request_timeout, a successor's start_timeout, the
-	 * heartbeat's, and a minute. */
+	 * heartbeat's, and a minute; none for a tenant in development (debug),
+	 * whose plugin host may sit stopped in a debugger. */
 	if (cp->minor >= 43) {
 		uint64_t k = p->kernel_timeout;
 
 		if (k == RF_KERNEL_TIMEOUT_AUTO)
-			k = p->request_timeout
+			k = p->request_timeout && !p->debug
 				    ? (uint64_t)p->request_timeout + p->start_timeout +
 					      p->heartbeat_timeout + RF_KERNEL_TIMEOUT_SLACK
 				    : 0;

@@ -31,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +176,29 @@ static void child_exec(const char *path, char *title, int ipc_fd, const int *rin
 	_exit(127);
 }
 
+/* debug = yes with core_dir: the directory the plugin host dumps core
+ * into, the tenant's user's alone (made if missing, never through a
+ * symbolic link). 0, or -errno, logged. */
+static int core_dir_ready(struct rf_tenant *t)
+{
+	const char *dir = t->pol.core_dir;
+	int fd, r = 0;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		r = -errno;
+	fd = r ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!r && fd < 0)
+		r = -errno;
+	if (!r && (fchown(fd, t->uid, t->gid) < 0 || fchmod(fd, 0700) < 0))
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		log_warnx("%s: core_dir %s: %s (a directory, not a symbolic link)", t->pol.name,
+			  dir, strerror(-r));
+	return r;
+}
+
 static int send_config(struct rf_tenant *t, const struct io_uring_params *params, int host_fd)
 {
 	struct rf_msg_config c;
@@ -220,6 +244,18 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	/* an upgrade's new plugin restores all, or ends before serving */
 	c.restore_strict = t->upg == RF_UPG_TRIAL;
 	c.host_restart = t->pol.host_restart && !t->responder;
+	c.debug = t->pol.debug;
+	if (t->pol.debug && !t->generation)
+		log_warnx("%s: debug = yes: its plugin host may be traced and dumps core%s%s, "
+			  "and no watchdog or heartbeat ends it; a tenant in development, not "
+			  "for production",
+			  t->pol.name, t->pol.core_dir[0] ? " into " : "", t->pol.core_dir);
+	if (t->pol.debug && t->pol.core_dir[0]) {
+		r = core_dir_ready(t);
+		if (r < 0)
+			return r;
+		snprintf(c.core_dir, sizeof(c.core_dir), "%s", t->pol.core_dir);
+	}
 	{
 		/* the pool, the state if any, the host's channel last */
 		int fds[3], n = 0;

@@ -32,7 +32,8 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
 	uint32_t i;
 
-	if (!limit || !t->pool || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0)
+	if (!limit || t->pol.debug || !t->pool || t->state != RF_TENANT_RUNNING ||
+	    t->worker_pid <= 0)
 		return;
 	for (i = 0; i < t->geom.nslots; i++) {
 		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, i);
@@ -97,7 +98,7 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 	uint32_t q;
 	int r;
 
-	if (!limit || !t->pool || t->state == RF_TENANT_STOPPED ||
+	if (!limit || t->pol.debug || !t->pool || t->state == RF_TENANT_STOPPED ||
 	    !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)) || t->worker_pid <= 0 || t->ipc_fd < 0)
 		return;
 	if (t->hb_sent_seq) {

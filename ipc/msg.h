@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 8
+#define RF_IPC_VERSION 9
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -146,11 +146,15 @@ struct rf_msg_config {
 	uint32_t restore_nodes; /* the policy's */
 	uint32_t restore_strict; /* ringfencectl upgrade: any restore failing ends the worker */
 	uint32_t host_restart; /* a dead plugin host is replaced, the keeper stays */
+	/* debug = yes: the plugin host may be traced and dumps core, into
+	 * core_dir ("" none) bound at /cores in the sandbox's root */
+	uint32_t debug;
 	char name[RF_NAME_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];
 	char options[RF_OPTIONS_MAX];
 	char seccomp_policy[RF_PATH_MAX];
+	char core_dir[RF_PATH_MAX];
 };
 
 /* Switches for make bench only, to measure what the defaults cost. */

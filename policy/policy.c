@@ -182,6 +182,8 @@ static const struct key_def mount_keys[] = {
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
 	MKEY("handle_killpriv", K_BOOL, handle_killpriv, 0, 0, 0),
 	MKEY("shared_user", K_BOOL, shared_user, 0, 0, 0),
+	MKEY("debug", K_BOOL, debug, 0, 0, 0),
+	MKEY("core_dir", K_PATH, core_dir, 0, 0, 0),
 	MKEY("ownership", K_OWNERSHIP, ownership, 0, 0, 0),
 	{ NULL, 0, 0, 0, 0, 0, 0 },
 };
@@ -504,6 +506,14 @@ static void check_mount(struct parser *ps, struct section *sec)
 		     "replaces a worker (request_timeout + start_timeout = %u s); more, or 0 "
 		     "for none",
 		     m->kernel_timeout, m->request_timeout + m->start_timeout);
+	if (m->core_dir[0] && !m->debug)
+		perr(ps, line_of(sec, "core_dir"),
+		     "core_dir: only a tenant with debug = yes dumps core");
+	if (m->core_dir[0] && m->mountpoint[0] &&
+	    (path_under(m->core_dir, m->mountpoint) || path_under(m->mountpoint, m->core_dir)))
+		perr(ps, line_of(sec, "core_dir"),
+		     "core_dir: '%s' and mountpoint '%s' must not contain one another", m->core_dir,
+		     m->mountpoint);
 	if (dynamic && m->group[0])
 		perr(ps, line_of(sec, "group"),
 		     "group: only with a named user (a dynamic user has a group of its own, of "
@@ -785,7 +795,8 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME(sched_idle) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
 	       SAME(kernel_timeout) && SAME(crash_limit) && SAME(crash_window) &&
 	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
-	       SAME(ownership) && SAME(handle_killpriv) && SAME(host_restart);
+	       SAME(ownership) && SAME(handle_killpriv) && SAME(host_restart) && SAME(debug) &&
+	       SAME_STR(core_dir);
 #undef SAME
 #undef SAME_STR
 }

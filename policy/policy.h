@@ -97,6 +97,11 @@ struct rf_mount_policy {
 	 * before each write */
 	bool handle_killpriv;
 	bool shared_user; /* may share its named user with tenants that say so too */
+	/* a tenant in development: its plugin host may be traced and dumps
+	 * core (into core_dir, bound into its root), and the watchdog and
+	 * heartbeat leave it alone; never for production */
+	bool debug;
+	char core_dir[RF_POLICY_PATH_MAX]; /* "": none */
 	int ownership; /* RF_OWN_* of the plugin ABI */
 };
 

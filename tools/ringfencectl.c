@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -31,6 +32,9 @@ static void usage(FILE *f)
 		"  upgrade-broker    re-execute the broker's binary (the file now at the path\n"
 		"                    it was started from) keeping every mount and worker;\n"
 		"                    answered by the new broker, or with why it did not start\n"
+		"  debug TENANT      for a tenant with debug = yes: its plugin host's pid and\n"
+		"                    the gdb and strace commands that attach to it (run as\n"
+		"                    root on the broker's host)\n"
 		"\n"
 		"options:\n"
 		"  -s, --socket PATH  the broker's control socket (default %s)\n"
@@ -40,6 +44,90 @@ static void usage(FILE *f)
 		"Exit status: 0, 1 when the broker is unreachable or answers with an error,\n"
 		"2 for a usage error.\n",
 		RF_DEFAULT_CONTROL_SOCKET);
+}
+
+/* The value of " KEY=" in a status line, to the next space, in @out. */
+static int field(const char *line, const char *key, char *out, size_t len)
+{
+	char pat[32];
+	const char *v;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	v = strstr(line, pat);
+	if (!v)
+		return -1;
+	v += strlen(pat);
+	n = strcspn(v, " \n");
+	if (n >= len)
+		return -1;
+	memcpy(out, v, n);
+	out[n] = 0;
+	return 0;
+}
+
+/* The pid of @parent's child (a worker's keeper has one: its plugin
+ * host); 0 if none. */
+static long child_of(long parent)
+{
+	char path[64];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", parent, parent);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return pid;
+}
+
+/* ringfencectl debug TENANT: from its status line, the commands that
+ * attach a debugger to its plugin host. */
+static int debug_tenant(const char *tenant, const char *status)
+{
+	char worker[24], debug[8], exe[64], path[4096];
+	ssize_t n;
+	long host;
+
+	if (field(status, "worker", worker, sizeof(worker)) < 0 ||
+	    field(status, "debug", debug, sizeof(debug)) < 0) {
+		fprintf(stderr, "ringfencectl: debug %s: the broker's status names no worker\n",
+			tenant);
+		return 1;
+	}
+	if (strcmp(debug, "yes")) {
+		fprintf(stderr,
+			"ringfencectl: debug %s: the tenant has debug = no: its plugin host does "
+			"not dump core, and the watchdog ends it while a debugger holds it "
+			"stopped; say debug = yes in its [mount] section (a tenant in "
+			"development)\n",
+			tenant);
+		return 1;
+	}
+	host = atol(worker) > 0 ? child_of(atol(worker)) : 0;
+	if (!host) {
+		fprintf(stderr, "ringfencectl: debug %s: worker %s has no plugin host now\n",
+			tenant, worker);
+		return 1;
+	}
+	snprintf(exe, sizeof(exe), "/proc/%ld/exe", host);
+	n = readlink(exe, path, sizeof(path) - 1);
+	if (n < 0) {
+		fprintf(stderr, "ringfencectl: debug %s: %s: %s\n", tenant, exe, strerror(errno));
+		return 1;
+	}
+	path[n] = 0;
+	/* its files are the host's (its own root holds none of them): the
+	 * sysroot is /, set before gdb attaches */
+	printf("tenant %s: plugin host %ld of worker %s\n"
+	       "  gdb -iex 'set sysroot /' -p %ld %s\n"
+	       "  strace -f -p %ld\n"
+	       "a core it dumped: gdb %s CORE\n",
+	       tenant, host, worker, host, path, host, path);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -52,8 +140,8 @@ int main(int argc, char **argv)
 	};
 	const char *sock = RF_DEFAULT_CONTROL_SOCKET;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char cmd[1280], buf[4096];
-	int c, fd, json = 0, err = 0, saw_error = 0, nargs;
+	char cmd[1280], buf[4096], line[8192];
+	int c, fd, json = 0, err = 0, saw_error = 0, nargs, debug;
 	const char *verb;
 	ssize_t n;
 	size_t got = 0;
@@ -78,7 +166,8 @@ int main(int argc, char **argv)
 	verb = nargs ? argv[optind] : "";
 	if (!((!strcmp(verb, "status") || !strcmp(verb, "stats")) && nargs <= 2) &&
 	    !((!strcmp(verb, "reload") || !strcmp(verb, "upgrade-broker")) && nargs == 1) &&
-	    !((!strcmp(verb, "restart") || !strcmp(verb, "umount")) && nargs == 2) &&
+	    !((!strcmp(verb, "restart") || !strcmp(verb, "umount") || !strcmp(verb, "debug")) &&
+	      nargs == 2) &&
 	    !(!strcmp(verb, "upgrade") && (nargs == 2 || nargs == 3))) {
 		usage(stderr);
 		return 2;
@@ -93,9 +182,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringfencectl: '%s' is not a tenant name\n", argv[optind + 1]);
 		return 2;
 	}
+	debug = !strcmp(verb, "debug");
+	if (debug)
+		verb = "status"; /* whose line says where to look */
 	snprintf(cmd, sizeof(cmd), "%s%s%s%s%s%s\n", verb, nargs >= 2 ? " " : "",
 		 nargs >= 2 ? argv[optind + 1] : "", nargs == 3 ? " " : "",
-		 nargs == 3 ? argv[optind + 2] : "", json ? " json" : "");
+		 nargs == 3 ? argv[optind + 2] : "", json && !debug ? " json" : "");
 	if (strlen(sock) >= sizeof(sun.sun_path)) {
 		fprintf(stderr, "ringfencectl: %s: path too long\n", sock);
 		return 1;
@@ -114,9 +206,16 @@ int main(int argc, char **argv)
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		if (!got && !strncmp(buf, "error:", 6))
 			saw_error = 1;
-		got += (size_t)n;
-		if (fwrite(buf, 1, (size_t)n, saw_error ? stderr : stdout) != (size_t)n)
+		if (debug && !saw_error) {
+			/* the status line, kept to read (one tenant's fits) */
+			if (got + (size_t)n < sizeof(line)) {
+				memcpy(line + got, buf, (size_t)n);
+				line[got + (size_t)n] = 0;
+			}
+		} else if (fwrite(buf, 1, (size_t)n, saw_error ? stderr : stdout) != (size_t)n) {
 			err = 1;
+		}
+		got += (size_t)n;
 	}
 	if (n < 0)
 		fprintf(stderr, "ringfencectl: %s: %s\n", sock, strerror(errno));
@@ -126,5 +225,11 @@ int main(int argc, char **argv)
 			"answer (too many connections open?)\n",
 			sock);
 	close(fd);
+	if (debug && !saw_error && n >= 0 && got)
+		return got < sizeof(line)
+			       ? debug_tenant(argv[optind + 1], line)
+			       : (fprintf(stderr, "ringfencectl: a status line of %zu bytes\n",
+					  got),
+				  1);
 	return err || saw_error || n < 0 || !got ? 1 : 0;
 }

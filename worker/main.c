@@ -13,6 +13,7 @@
  * at dlopen). Without a plugin (the EIO responder) there is no host.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -132,7 +133,8 @@ static void recv_config(void)
 	    !terminated(W.cfg.plugin, sizeof(W.cfg.plugin)) ||
 	    !terminated(W.cfg.source, sizeof(W.cfg.source)) ||
 	    !terminated(W.cfg.options, sizeof(W.cfg.options)) ||
-	    !terminated(W.cfg.seccomp_policy, sizeof(W.cfg.seccomp_policy)))
+	    !terminated(W.cfg.seccomp_policy, sizeof(W.cfg.seccomp_policy)) ||
+	    !terminated(W.cfg.core_dir, sizeof(W.cfg.core_dir)))
 		fatalx("malformed CONFIG");
 	if (rf_pool_geom_init(&W.geom, W.cfg.nqueues, W.cfg.depth, W.cfg.payload_size,
 			      W.cfg.qpool_size) < 0 ||
@@ -286,6 +288,7 @@ static void load_plugin(int plugin_fd)
 {
 	char path[64];
 	const struct rf_plugin *p;
+	struct link_map *lm;
 	void *h;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", plugin_fd);
@@ -293,6 +296,12 @@ static void load_plugin(int plugin_fd)
 	if (!h)
 		fail(ENOEXEC, "load plugin %s: %s", W.cfg.plugin, dlerror());
 	close(plugin_fd);
+	/* The loader names it as it was opened, which means nothing to a
+	 * debugger (gdb would open its own descriptor of that number): it
+	 * gets the plugin's path, where gdb finds the file, attached to the
+	 * plugin host or reading its core. */
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0)
+		lm->l_name = W.cfg.plugin;
 	p = dlsym(h, "ringfence_plugin");
 	if (!p)
 		fail(ENOEXEC, "plugin %s exports no 'ringfence_plugin'", W.cfg.plugin);
@@ -334,6 +343,8 @@ static void enter_sandbox_root(bool sandbox)
 		.sandboxed = sandbox,
 		.source = W.cfg.source,
 		.read_only = (int)W.cfg.read_only,
+		.debug = W.cfg.debug != 0,
+		.core_dir = W.cfg.core_dir,
 		.nofile = RF_WORKER_NOFILE,
 		.data = RF_WORKER_DATA,
 		.fsize = W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY,
@@ -631,6 +642,9 @@ host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool agai
 		enter_sandbox_drop(true);
 	} else {
 		W.tag = rf_gen_tag(W.cfg.generation);
+		err = SB.debug ? rf_sandbox_debuggable(&SB) : 0;
+		if (err < 0)
+			fail(-err, "%s", SB.failed);
 		err = sandbox ? rf_sandbox_seccomp_base(W.ipc_fd, RF_DENY_HOST_AGAIN,
 							W.cfg.pool_addr)
 			      : 0;

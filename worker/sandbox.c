@@ -51,29 +51,41 @@
 
 static int sandbox_ipc_fd = -1;
 
-static int build_root(const char *source, int read_only, unsigned long bind_flags);
+static int build_root(const char *source, int read_only, unsigned long bind_flags,
+		      const char *cores);
 
-int rf_sandbox_fs(const char *source, int read_only)
+int rf_sandbox_fs(const char *source, int read_only, const char *core_dir)
 {
 	unsigned long bind_flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV;
-	char src_path[64];
-	int src_fd = -1, r;
+	char src_path[64], core_path[64];
+	int src_fd = -1, core_fd = -1, r = 0;
 
-	/* Hold the source before anything is mounted over it (it may live
-	 * under NEWROOT), and bind it through its /proc link. */
+	/* Hold the source (and core_dir) before anything is mounted over it
+	 * (it may live under NEWROOT), and bind it through its /proc link. */
 	if (source && source[0]) {
 		src_fd = open(source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (src_fd < 0)
 			return -errno;
 		snprintf(src_path, sizeof(src_path), "/proc/self/fd/%d", src_fd);
 	}
-	r = build_root(src_fd >= 0 ? src_path : NULL, read_only, bind_flags);
+	if (core_dir && core_dir[0]) {
+		core_fd = open(core_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (core_fd < 0)
+			r = -errno;
+		snprintf(core_path, sizeof(core_path), "/proc/self/fd/%d", core_fd);
+	}
+	if (!r)
+		r = build_root(src_fd >= 0 ? src_path : NULL, read_only, bind_flags,
+			       core_fd >= 0 ? core_path : NULL);
 	if (src_fd >= 0)
 		close(src_fd);
+	if (core_fd >= 0)
+		close(core_fd);
 	return r;
 }
 
-static int build_root(const char *source, int read_only, unsigned long bind_flags)
+static int build_root(const char *source, int read_only, unsigned long bind_flags,
+		      const char *cores)
 {
 	/* nothing we mount may leak back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -92,6 +104,12 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 		if (mount(NULL, NEWROOT "/source", NULL, bind_flags, NULL) < 0)
 			return -errno;
 	}
+	/* a tenant in development: where its plugin host dumps core */
+	if (cores && (mkdir(NEWROOT "/cores", 0755) < 0 ||
+		      mount(cores, NEWROOT "/cores", NULL, MS_BIND, NULL) < 0 ||
+		      mount(NULL, NEWROOT "/cores", NULL,
+			    MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
+		return -errno;
 	/* a procfs of this PID namespace: /proc/self/fd is how the plugin is
 	 * loaded and how passthrough reaches xattrs of O_PATH files */
 	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -109,7 +127,7 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 	return 0;
 }
 
-int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc)
+int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc, rlim_t core_max)
 {
 	struct rlimit core = { 0, 0 }, files, priv = { data, data };
 	struct rlimit fsz = { fsize, fsize }, tasks = { nproc, nproc };
@@ -129,6 +147,13 @@ int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc)
 		if (setrlimit(RLIMIT_NOFILE, &files) < 0)
 			return -errno;
 	}
+	/* no core, and none to ask for past @core_max (a debug tenant's
+	 * plugin host asks, rf_sandbox_debuggable) */
+	if (core_max && getrlimit(RLIMIT_CORE, &core) < 0)
+		return -errno;
+	core.rlim_cur = 0;
+	if (core.rlim_max > core_max)
+		core.rlim_max = core_max;
 	if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_DATA, &priv) < 0 ||
 	    setrlimit(RLIMIT_FSIZE, &fsz) < 0 || (nproc && setrlimit(RLIMIT_NPROC, &tasks) < 0))
 		return -errno;
@@ -472,7 +497,8 @@ static int deny_others(scmp_filter_ctx ctx)
 
 int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr)
 {
-	bool host = who != RF_DENY_KEEPER && who != RF_DENY_KEEPER_FORKS;
+	bool debug = (who & RF_DENY_DEBUG) != 0;
+	bool host = (who &= ~RF_DENY_DEBUG) != RF_DENY_KEEPER && who != RF_DENY_KEEPER_FORKS;
 	scmp_filter_ctx ctx;
 	size_t i;
 	int r;
@@ -528,8 +554,10 @@ int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr)
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
 				     SCMP_A0(SCMP_CMP_EQ, SIGSYS));
-	/* the worker stays non-dumpable, and dies with its broker */
-	if (!r)
+	/* the worker stays non-dumpable (but a debug tenant's keeper lets
+	 * the plugin hosts it forks become dumpable before their own list,
+	 * which refuses it again), and dies with its broker */
+	if (!r && !(debug && !host))
 		r = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prctl), 1,
 				     SCMP_A0(SCMP_CMP_EQ, PR_SET_DUMPABLE));
 	if (!r)
@@ -568,10 +596,11 @@ int rf_sandbox_enter_root(struct rf_sandbox *sb)
 	int err;
 
 	sb->source_fd = -1;
-	err = sb->sandboxed ? rf_sandbox_fs(sb->source, sb->read_only) : 0;
+	err = sb->sandboxed ? rf_sandbox_fs(sb->source, sb->read_only, sb->core_dir) : 0;
 	if (err < 0) {
-		snprintf(sb->failed, sizeof(sb->failed), "build the sandbox root (source %s)",
-			 sb->source[0] ? sb->source : "none");
+		snprintf(sb->failed, sizeof(sb->failed), "build the sandbox root (source %s%s%s)",
+			 sb->source[0] ? sb->source : "none", sb->core_dir[0] ? ", core_dir " : "",
+			 sb->core_dir);
 		return err;
 	}
 	if (sb->source[0]) {
@@ -585,7 +614,8 @@ int rf_sandbox_enter_root(struct rf_sandbox *sb)
 			return err;
 		}
 	}
-	err = rf_sandbox_limits(sb->nofile, sb->data, sb->fsize, sb->nproc);
+	err = rf_sandbox_limits(sb->nofile, sb->data, sb->fsize, sb->nproc,
+				sb->debug ? RLIM_INFINITY : 0);
 	if (err < 0) {
 		snprintf(sb->failed, sizeof(sb->failed), "set rlimits");
 		return err;
@@ -609,7 +639,15 @@ int rf_sandbox_enter_drop(struct rf_sandbox *sb)
 		snprintf(sb->failed, sizeof(sb->failed), "ask to die with the broker");
 		return err;
 	}
-	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd, sb->who, sb->pool_addr) : 0;
+	if (sb->debug && sb->who == RF_DENY_HOST) {
+		err = rf_sandbox_debuggable(sb);
+		if (err < 0)
+			return err;
+	}
+	err = sb->sandboxed ? rf_sandbox_seccomp_base(sb->ipc_fd,
+						      sb->who | (sb->debug ? RF_DENY_DEBUG : 0),
+						      sb->pool_addr)
+			    : 0;
 	if (err < 0) {
 		snprintf(sb->failed, sizeof(sb->failed), "install the seccomp deny list");
 		return err;
@@ -622,4 +660,23 @@ int rf_sandbox_enter_drop(struct rf_sandbox *sb)
 		return err;
 	}
 	return 0;
+}
+
+int rf_sandbox_debuggable(struct rf_sandbox *sb)
+{
+	struct rlimit core;
+
+	if (getrlimit(RLIMIT_CORE, &core) < 0)
+		goto fail;
+	core.rlim_cur = core.rlim_max;
+	if (setrlimit(RLIMIT_CORE, &core) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		goto fail;
+	if (sb->core_dir[0] && chdir(sb->sandboxed ? "/cores" : sb->core_dir) < 0) {
+		snprintf(sb->failed, sizeof(sb->failed), "enter core_dir %s", sb->core_dir);
+		return -errno;
+	}
+	return 0;
+fail:
+	snprintf(sb->failed, sizeof(sb->failed), "let the plugin host dump core (debug = yes)");
+	return -errno;
 }

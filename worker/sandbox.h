@@ -11,14 +11,15 @@
 #include "msg.h"
 
 /* Pivot into a read-only tmpfs root holding /proc and, if @source is set,
- * /source (a nosuid,nodev bind, read-only if @read_only). */
-int rf_sandbox_fs(const char *source, int read_only);
-/* core 0, RLIMIT_NOFILE @nofile (or the inherited hard limit, if lower),
+ * /source (a nosuid,nodev bind, read-only if @read_only), and if @core_dir
+ * is set, /cores (a writable nosuid,nodev,noexec bind of it). */
+int rf_sandbox_fs(const char *source, int read_only, const char *core_dir);
+/* core 0 (hard limit @core_max at most), RLIMIT_NOFILE @nofile (or the inherited hard limit, if lower),
  * RLIMIT_DATA @data bytes, RLIMIT_FSIZE @fsize bytes (RLIM_INFINITY for
  * none), and where @nproc is not 0 RLIMIT_NPROC @nproc tasks: where no
  * pids cgroup limits the tenant's tasks (it counts every task of the uid
  * on the host, the tenant's alone when the tenant has a uid of its own) */
-int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc);
+int rf_sandbox_limits(rlim_t nofile, rlim_t data, rlim_t fsize, rlim_t nproc, rlim_t core_max);
 int rf_sandbox_drop(uid_t uid, gid_t gid);
 /* A thread's own part of the drop, made by each queue thread while it still
  * holds every capability, before rf_sandbox_drop() in the main thread: empty
@@ -49,6 +50,8 @@ enum {
 	RF_DENY_KEEPER_FORKS = 1,
 	RF_DENY_HOST = 2,
 	RF_DENY_HOST_AGAIN = 3,
+	/* or'd in: a debug tenant's keeper, whose hosts become dumpable */
+	RF_DENY_DEBUG = 0x100,
 };
 int rf_sandbox_seccomp_base(int ipc_fd, unsigned int who, uint64_t pool_addr);
 
@@ -65,6 +68,12 @@ struct rf_sandbox {
 	uint64_t pool_addr;
 	const char *source; /* "" if none */
 	int read_only;
+	/* a tenant in development: the plugin host dumpable, with a core
+	 * limit, its working directory core_dir ("" none) bound at /cores;
+	 * the keeper keeps a core limit of 0 it may not raise past the
+	 * inherited one, and lets its hosts become dumpable */
+	bool debug;
+	const char *core_dir;
 	rlim_t nofile, data, fsize, nproc;
 	uid_t uid;
 	gid_t gid;
@@ -74,5 +83,9 @@ struct rf_sandbox {
 };
 int rf_sandbox_enter_root(struct rf_sandbox *sb);
 int rf_sandbox_enter_drop(struct rf_sandbox *sb);
+/* A debug tenant's plugin host, before its deny list: dumpable again (the
+ * change of ids cleared it), its soft core limit at the hard one the
+ * keeper left, its working directory /cores where core_dir is set. */
+int rf_sandbox_debuggable(struct rf_sandbox *sb);
 
 #endif /* RINGFENCE_SANDBOX_H */

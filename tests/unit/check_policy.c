@@ -162,6 +162,9 @@ static const struct {
 	{ "bad_disk_no_source.policy", 4,
 	  "disk_max: limits the tenant's source, and there is none" },
 	{ "bad_disk_shared.policy", 6, "shared_user: a disk limit needs a user of its own" },
+	{ "bad_core_dir.policy", 4, "core_dir: only a tenant with debug = yes dumps core" },
+	{ "bad_core_dir_inside.policy", 5,
+	  "core_dir: '/mnt/a/cores' and mountpoint '/mnt/a' must not contain one another" },
 	{ "bad_user_range.policy", 2, "user_range: 500-600 must lie within 1000-2147352575" },
 	{ "bad_user_range_order.policy", 2, "user_range: 2000-1000 must lie within" },
 };

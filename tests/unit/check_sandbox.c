@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -213,6 +214,38 @@ START_TEST(test_the_host_names_no_other_process)
 }
 END_TEST
 
+/* A keeper's deny list (one that forks hosts) in a child of its own, then
+ * the host's part of debug = yes: what the child's exit says. */
+static int keeper_then_dumpable(unsigned int who)
+{
+	int st;
+	pid_t c = fork();
+
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		if (rf_sandbox_seccomp_base(-1, who, 0) < 0)
+			_exit(2);
+		_exit(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 && prctl(PR_GET_DUMPABLE) == 1 ? 0
+											     : 3);
+	}
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+	return st;
+}
+
+/* A debug tenant's keeper lets the hosts it forks become dumpable; any
+ * other keeper's list refuses it (the trap ends the process). */
+START_TEST(test_only_a_debug_keeper_lets_a_host_dump)
+{
+	int st = keeper_then_dumpable(RF_DENY_KEEPER_FORKS | RF_DENY_DEBUG);
+
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "debug keeper: status 0x%x", st);
+	st = keeper_then_dumpable(RF_DENY_KEEPER_FORKS);
+	ck_assert_msg(!(WIFEXITED(st) && WEXITSTATUS(st) == 0),
+		      "a keeper without debug let PR_SET_DUMPABLE through");
+	ck_assert_msg(!WIFEXITED(st) || WEXITSTATUS(st) != 2, "the deny list did not install");
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -222,6 +255,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_every_thread_drops);
 	tcase_add_test(tc, test_a_thread_that_kept_privileges_is_caught);
 	tcase_add_test(tc, test_the_host_names_no_other_process);
+	tcase_add_test(tc, test_only_a_debug_keeper_lets_a_host_dump);
 	suite_add_tcase(s, tc);
 	return s;
 }
