@@ -119,7 +119,8 @@ done
 tenant() { # NAME [extra lines]: a passthrough section over $T/tmpfs/NAME
 	local n=$1
 	shift
-	printf '[mount %s]\nmountpoint = %s/%s.mnt\nplugin = passthrough\nsource = %s/tmpfs/%s\n' \
+	# every source on the one tmpfs, unlimited (disk_shared)
+	printf '[mount %s]\nmountpoint = %s/%s.mnt\nplugin = passthrough\nsource = %s/tmpfs/%s\ndisk_shared = yes\n' \
 		"$n" "$T" "$n" "$T" "$n"
 	for l in "$@"; do printf '%s\n' "$l"; done
 }

@@ -73,7 +73,8 @@ fi
 		mkdir -p "$T/backing/$t" "$T/$t.mnt"
 		printf '[mount %s]\nmountpoint = %s/%s.mnt\nplugin = passthrough\nsource = %s/backing/%s\n' \
 			"$t" "$T" "$t" "$T" "$t"
-		printf 'transport = uring\nqueue_depth = 8\nmax_write = 1M\n'
+		# every source on the one tmpfs, unlimited
+		printf 'transport = uring\nqueue_depth = 8\nmax_write = 1M\ndisk_shared = yes\n'
 		case $t in
 		entries) echo "bufpool = off" ;;
 		pool) printf 'bufpool = on\nzero_copy = off\n' ;;

@@ -314,6 +314,12 @@ int rf_users_check(const struct rf_policy *p, const struct rf_mount_policy *m, c
  * kernel (project quotas, btrfs qgroups, tmpfs user quotas), or say why
  * they cannot be (-EOPNOTSUPP, t->fail_reason). Needs t->uid. */
 int rf_quota_setup(struct rf_tenant *t);
+/* Mount @m of policy @p could fill a file system another writable
+ * tenant's source is on: its own source writable, no disk_max (nor
+ * inodes_max where the file system has a fixed inode table), no
+ * disk_shared. 1 with why in @msg, else 0. */
+int rf_quota_shared_problem(const struct rf_policy *p, const struct rf_mount_policy *m, char *msg,
+			    size_t len);
 
 /* cgroup.c: create and fill the tenant's groups (0, or -errno when the
  * policy's limits cannot be applied); the child joins them before exec;

@@ -86,18 +86,29 @@ static int check_policy(const char *path, struct rf_policy **out)
 }
 
 /*
- * --check: the policy and its seccomp policies, then what would go wrong
- * at start without being an error of the text: a source the tenant's user
- * could not write (or read). Those are warnings; the exit status is 0.
+ * --check: the policy and its seccomp policies; a tenant that could fill a
+ * file system another's source is on (an error: it would not start); then
+ * what would go wrong at start without being an error of the text: a
+ * source the tenant's user could not write (or read). Those are warnings.
  */
 static int check_only(const char *path)
 {
-	char msg[RF_POLICY_PATH_MAX + 256];
+	char msg[3 * RF_POLICY_PATH_MAX + 256];
 	struct rf_policy *p;
-	size_t i, warned = 0;
+	size_t i, warned = 0, errors = 0;
 
 	if (check_policy(path, &p) < 0)
 		return 1;
+	for (i = 0; i < p->nmounts; i++)
+		if (rf_quota_shared_problem(p, &p->mounts[i], msg, sizeof(msg))) {
+			fprintf(stderr, "%s:%d: [mount %s]: %s\n", path, p->mounts[i].line,
+				p->mounts[i].name, msg);
+			errors++;
+		}
+	if (errors) {
+		rf_policy_free(p);
+		return 1;
+	}
 	for (i = 0; i < p->nmounts; i++)
 		if (rf_users_check(p, &p->mounts[i], msg, sizeof(msg))) {
 			fprintf(stderr, "%s:%d: [mount %s]: warning: %s\n", path, p->mounts[i].line,

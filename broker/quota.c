@@ -181,13 +181,85 @@ static int user_quota(struct rf_tenant *t, int fd)
 	return 0;
 }
 
+static bool writable_source(const struct rf_mount_policy *m)
+{
+	return m->source[0] && !m->read_only;
+}
+
+/* Which file system @path is on, in @id: btrfs's own id (each subvolume
+ * has a device number of its own, and all share the space), else the
+ * device number. 0, or -1. */
+static int fs_of(const char *path, uint8_t id[BTRFS_FSID_SIZE])
+{
+	struct btrfs_ioctl_fs_info_args info;
+	struct statfs sf;
+	struct stat st;
+	int fd, r = -1;
+
+	memset(id, 0, BTRFS_FSID_SIZE);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == BTRFS_SUPER_MAGIC) {
+		memset(&info, 0, sizeof(info));
+		if (ioctl(fd, BTRFS_IOC_FS_INFO, &info) == 0) {
+			memcpy(id, info.fsid, BTRFS_FSID_SIZE);
+			r = 0;
+		}
+	} else if (fstat(fd, &st) == 0) {
+		memcpy(id, &st.st_dev, sizeof(st.st_dev));
+		r = 0;
+	}
+	close(fd);
+	return r;
+}
+
+int rf_quota_shared_problem(const struct rf_policy *p, const struct rf_mount_policy *m, char *msg,
+			    size_t len)
+{
+	uint8_t fs[BTRFS_FSID_SIZE], ofs[BTRFS_FSID_SIZE];
+	struct statfs sf;
+	bool inodes;
+	size_t i;
+
+	if (!writable_source(m) || m->disk_shared || statfs(m->source, &sf) < 0 ||
+	    fs_of(m->source, fs) < 0)
+		return 0; /* (a source that is not there: the tenant says so at start) */
+	/* btrfs has no inode table to run out of (f_files 0) */
+	inodes = sf.f_files != 0;
+	if (m->disk_max && (m->inodes_max || !inodes))
+		return 0;
+	for (i = 0; i < p->nmounts; i++) {
+		const struct rf_mount_policy *o = &p->mounts[i];
+
+		if (o == m || !strcmp(o->name, m->name) || !writable_source(o) ||
+		    fs_of(o->source, ofs) < 0 || memcmp(fs, ofs, sizeof(fs)))
+			continue;
+		snprintf(msg, len,
+			 "source %s is on the file system of tenant %s's source %s, writable and "
+			 "without %s: it could fill it, and %s's writes would fail with ENOSPC; "
+			 "set %s, read_only = yes, or disk_shared = yes to allow it",
+			 m->source, o->name, o->source,
+			 !m->disk_max ? (inodes ? "disk_max and inodes_max" : "disk_max")
+				      : "inodes_max",
+			 o->name,
+			 !m->disk_max ? (inodes ? "disk_max and inodes_max" : "disk_max")
+				      : "inodes_max");
+		return 1;
+	}
+	return 0;
+}
+
 int rf_quota_setup(struct rf_tenant *t)
 {
+	char msg[3 * RF_POLICY_PATH_MAX + 256];
 	struct statfs sf;
 	struct stat st;
 	int fd, r;
 
 	snprintf(t->disk_mechanism, sizeof(t->disk_mechanism), "none");
+	if (rf_quota_shared_problem(t->b->policy, &t->pol, msg, sizeof(msg)))
+		return refuse(t, "%s", msg);
 	if (!t->pol.disk_max && !t->pol.inodes_max)
 		return 0;
 	fd = open(t->pol.source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -182,6 +182,7 @@ static const struct key_def mount_keys[] = {
 	MKEY("read_only", K_BOOL, read_only, 0, 0, 0),
 	MKEY("handle_killpriv", K_BOOL, handle_killpriv, 0, 0, 0),
 	MKEY("shared_user", K_BOOL, shared_user, 0, 0, 0),
+	MKEY("disk_shared", K_BOOL, disk_shared, 0, 0, 0),
 	MKEY("debug", K_BOOL, debug, 0, 0, 0),
 	MKEY("core_dir", K_PATH, core_dir, 0, 0, 0),
 	MKEY("ownership", K_OWNERSHIP, ownership, 0, 0, 0),
@@ -796,7 +797,7 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 	       SAME(kernel_timeout) && SAME(crash_limit) && SAME(crash_window) &&
 	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
 	       SAME(ownership) && SAME(handle_killpriv) && SAME(host_restart) && SAME(debug) &&
-	       SAME_STR(core_dir);
+	       SAME(disk_shared) && SAME_STR(core_dir);
 #undef SAME
 #undef SAME_STR
 }

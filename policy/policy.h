@@ -97,6 +97,9 @@ struct rf_mount_policy {
 	 * before each write */
 	bool handle_killpriv;
 	bool shared_user; /* may share its named user with tenants that say so too */
+	/* may fill a file system another tenant's source is on, without
+	 * disk_max and inodes_max (broker/quota.c refuses it otherwise) */
+	bool disk_shared;
 	/* a tenant in development: its plugin host may be traced and dumps
 	 * core (into core_dir, bound into its root), and the watchdog and
 	 * heartbeat leave it alone; never for production */

@@ -126,6 +126,9 @@ rf_policy() {
 			# empty: the broker hands it to the tenant's dynamic user
 			mkdir -p "$src"
 			printf 'source = %s\n' "$src"
+			# the suites keep every source on the one file system of
+			# $T, unlimited: said so, unless the test says otherwise
+			printf '%s\n' "$@" | grep -q '^disk_shared *=' || printf 'disk_shared = yes\n'
 		fi
 		for l in "$@"; do printf '%s\n' "$l"; done
 		rf_policy_extra "$@"

@@ -22,6 +22,15 @@ image() {
 [ -e /dev/loop-control ] || modprobe loop 2>/dev/null
 [ -e /dev/loop-control ] || rf_fail "no loop devices (/dev/loop-control), and modprobe loop failed"
 
+refused() { # TENANT PHRASE
+	for _ in $(seq 50); do [ "$(rf_field "$1" state)" = failed ] && break; sleep 0.1; done
+	[ "$(rf_field "$1" state)" = failed ] || rf_fail "$1 started: $(rf_status "$1")"
+	rf_field "$1" reason >/dev/null
+	rf_status "$1" | grep -q "reason=disk_max/inodes_max: .*$2" ||
+		rf_fail "$1's reason: $(rf_status "$1" | sed 's/.*reason=//')"
+	rf_log "  $1: $2"
+}
+
 rf_log "btrfs: a subvolume with quotas, beside one without a limit"
 image "$T/b" mkfs.btrfs -q
 mount -o loop "$T/b.img" "$T/b" || rf_fail "mount the btrfs image"
@@ -33,11 +42,14 @@ rf_policy n passthrough "$T/b/n"
 rf_start a n
 [ "$(rf_field a disk)" = "qgroup(btrfs)" ] || rf_fail "a's disk limit: $(rf_field a disk)"
 [ "$(rf_field n disk)" = none ] || rf_fail "n has a disk limit: $(rf_field n disk)"
-out=$(dd if=/dev/zero of="$T/a.mnt/big" bs=1M count=16 conv=fsync 2>&1) && rf_fail "16 MiB fitted under disk_max = 8M"
+# more than the whole file system: stopped at the limit, and the neighbour
+# then writes what it would have found no room for
+out=$(dd if=/dev/zero of="$T/a.mnt/big" bs=1M count=512 conv=fsync 2>&1) && rf_fail "512 MiB fitted under disk_max = 8M"
 echo "$out" | grep -q "Disk quota exceeded" || rf_fail "dd past disk_max said: $out"
 got=$(stat -c %s "$T/b/a/big")
 [ "$got" -le $((9 << 20)) ] || rf_fail "the backing file grew to $got bytes"
-dd if=/dev/zero of="$T/n.mnt/big" bs=1M count=16 conv=fsync status=none || rf_fail "the neighbour could not write 16 MiB"
+dd if=/dev/zero of="$T/n.mnt/big" bs=1M count=64 conv=fsync status=none || rf_fail "the neighbour could not write 64 MiB"
+rm "$T/n.mnt/big" || rf_fail "rm the neighbour's file"
 [ "$(rf_field a state)" = running ] || rf_fail "the limited tenant's worker died"
 # the space comes back once the plugin has closed the file (its RELEASE
 # is asynchronous) and btrfs has committed the transaction
@@ -48,18 +60,29 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 [ "$(cat "$T/a.mnt/small" 2>/dev/null)" = again ] || rf_fail "no room again 5 s after a delete"
-rf_log "  16 MiB stopped at $((got >> 20)) MiB with EDQUOT; the neighbour wrote its 16 MiB"
+rf_log "  512 MiB stopped at $((got >> 20)) MiB with EDQUOT; the neighbour wrote its 64 MiB"
+rf_stop
+
+rf_log "a writable tenant without a limit beside another on one file system: refused unless disk_shared"
+rf_policy_reset
+rf_policy lim passthrough "$T/b/a" "disk_max = 8M" "disk_shared = no"
+rf_policy unl passthrough "$T/b/n" "disk_shared = no"
+rf_policy ro passthrough "$T/b/plain" "read_only = yes" "disk_shared = no"
+out=$("$RINGFENCED" --check "$T/policy" 2>&1) && rf_fail "--check passed an unlimited tenant beside another"
+want="$T/policy:[0-9]*: \[mount unl\]: source $T/b/n is on the file system of tenant lim's source $T/b/a, writable and without disk_max: it could fill it"
+echo "$out" | grep -q "^$want" || rf_fail "--check said: $out"
+[ "$(echo "$out" | grep -c "^$T/policy:")" = 1 ] || rf_fail "--check named more than unl: $out"
+rf_start lim ro
+refused unl "source $T/b/n is on the file system of tenant lim's source"
+rf_stop
+rf_policy_reset
+rf_policy lim passthrough "$T/b/a" "disk_max = 8M" "disk_shared = no"
+rf_policy unl passthrough "$T/b/n" "disk_shared = yes"
+"$RINGFENCED" --check "$T/policy" >/dev/null 2>&1 || rf_fail "--check refused disk_shared = yes"
+rf_start lim unl
 rf_stop
 
 rf_log "limits that cannot be enforced: the tenant does not start, and says why"
-refused() { # TENANT PHRASE
-	for _ in $(seq 50); do [ "$(rf_field "$1" state)" = failed ] && break; sleep 0.1; done
-	[ "$(rf_field "$1" state)" = failed ] || rf_fail "$1 started: $(rf_status "$1")"
-	rf_field "$1" reason >/dev/null
-	rf_status "$1" | grep -q "reason=disk_max/inodes_max: .*$2" ||
-		rf_fail "$1's reason: $(rf_status "$1" | sed 's/.*reason=//')"
-	rf_log "  $1: $2"
-}
 rf_policy_reset
 mkdir -p "$T/b/plain"
 rf_policy ino passthrough "$T/b/n" "inodes_max = 1000"
