@@ -276,7 +276,7 @@ check-deb: deps
 deps:
 	@./tools/install-deps.sh
 
-check-unit: $(UNIT_BINS) $(PLUGIN_SOS)
+check-unit: $(UNIT_BINS) $(PLUGIN_SOS) $(BUILD)/ringfence-worker $(ABI_LIB)
 	@./tests/run-unit.sh $(UNIT_BINS)
 	@./tests/check-calls.py $(call obj,$(WORKER_SRC))
 	@./tests/check-abi.sh $(BUILD)/ringfence-worker $(ABI_LIB)
