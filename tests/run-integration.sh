@@ -6,11 +6,15 @@
 # is fusectl's mount state.
 #
 # Each test is bounded in time; 77 means skipped (reported, not a pass).
+# The tests in TESTS_ONCE exercise nothing a transport changes (make
+# install and the SDK, ringfence-plugin-check's own checks, debugging a
+# plugin host): they run in the first pass this kernel can run.
 # Prints "integration: N passed, N failed, N skipped".
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TESTS=${TESTS:-"t_posix t_data t_bufpool t_zerocopy t_plugins t_async t_lifecycle t_sandbox t_hostile t_orphans t_chaos t_limits t_disk t_control t_ops t_recovery t_faults t_ownership t_fsck t_source t_install t_plugin_check t_debug t_state t_restore t_hostrestart t_upgrade t_broker_upgrade t_hostile2"}
 TRANSPORTS=${TRANSPORTS:-"uring classic"}
+TESTS_ONCE=${TESTS_ONCE-"t_install t_plugin_check t_debug"}
 LIMIT=${TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0
 failed=""
@@ -32,6 +36,10 @@ HOST_USERS=/var/lib/ringfence/users
 had_users=0
 [ -e "$HOST_USERS" ] && had_users=1
 
+first=${TRANSPORTS%% *}
+if [ "$HOST_URING" = absent ] && [ "$first" = uring ] && [[ " $TRANSPORTS " == *" classic "* ]]; then
+	first=classic
+fi
 for tr in $TRANSPORTS; do
 	if [ "$HOST_URING" = absent ]; then
 		[ "$tr" = uring ] && echo "integration: this kernel has no FUSE io-uring ($RF_UPARAM)"
@@ -41,6 +49,10 @@ for tr in $TRANSPORTS; do
 		host_uring N
 	fi
 	for t in $TESTS; do
+		if [ "$tr" != "$first" ] && [[ " $TESTS_ONCE " == *" $t "* ]]; then
+			echo "== $t: independent of the transport, run in the $first pass"
+			continue
+		fi
 		start=$(date +%s)
 		echo "== $t ($tr)"
 		TRANSPORT=$tr timeout -k 10 "$LIMIT" bash "$ROOT/tests/integration/$t.sh"

@@ -7,8 +7,6 @@
 # debug dumps no core and `ringfencectl debug` refuses it.
 . "$(dirname "$0")/lib.sh"
 rf_setup
-[ "$TRANSPORT" = classic ] &&
-	rf_skip "debug = yes does not depend on the transport: the uring pass tests it"
 HANG=$BUILD/tests/plugins/hang.so
 
 rf_log "--check: core_dir only with debug = yes, never inside the mount point"
