@@ -188,11 +188,10 @@ static bool writable_source(const struct rf_mount_policy *m)
 
 /* Which file system @path is on, in @id: btrfs's own id (each subvolume
  * has a device number of its own, and all share the space), else the
- * device number. 0, or -1. */
-static int fs_of(const char *path, uint8_t id[BTRFS_FSID_SIZE])
+ * device number; its statfs in @sf. 0, or -1. */
+static int fs_of(const char *path, uint8_t id[BTRFS_FSID_SIZE], struct statfs *sf)
 {
 	struct btrfs_ioctl_fs_info_args info;
-	struct statfs sf;
 	struct stat st;
 	int fd, r = -1;
 
@@ -200,7 +199,11 @@ static int fs_of(const char *path, uint8_t id[BTRFS_FSID_SIZE])
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == BTRFS_SUPER_MAGIC) {
+	if (fstatfs(fd, sf) < 0) {
+		close(fd);
+		return -1;
+	}
+	if ((unsigned long)sf->f_type == BTRFS_SUPER_MAGIC) {
 		memset(&info, 0, sizeof(info));
 		if (ioctl(fd, BTRFS_IOC_FS_INFO, &info) == 0) {
 			memcpy(id, info.fsid, BTRFS_FSID_SIZE);
@@ -218,33 +221,30 @@ int rf_quota_shared_problem(const struct rf_policy *p, const struct rf_mount_pol
 			    size_t len)
 {
 	uint8_t fs[BTRFS_FSID_SIZE], ofs[BTRFS_FSID_SIZE];
-	struct statfs sf;
-	bool inodes;
+	struct statfs sf, osf;
+	const char *missing;
 	size_t i;
 
-	if (!writable_source(m) || m->disk_shared || statfs(m->source, &sf) < 0 ||
-	    fs_of(m->source, fs) < 0)
+	if (!writable_source(m) || m->disk_shared || fs_of(m->source, fs, &sf) < 0)
 		return 0; /* (a source that is not there: the tenant says so at start) */
 	/* btrfs has no inode table to run out of (f_files 0) */
-	inodes = sf.f_files != 0;
-	if (m->disk_max && (m->inodes_max || !inodes))
+	if (!m->disk_max)
+		missing = sf.f_files ? "disk_max and inodes_max" : "disk_max";
+	else if (!m->inodes_max && sf.f_files)
+		missing = "inodes_max";
+	else
 		return 0;
 	for (i = 0; i < p->nmounts; i++) {
 		const struct rf_mount_policy *o = &p->mounts[i];
 
 		if (o == m || !strcmp(o->name, m->name) || !writable_source(o) ||
-		    fs_of(o->source, ofs) < 0 || memcmp(fs, ofs, sizeof(fs)))
+		    fs_of(o->source, ofs, &osf) < 0 || memcmp(fs, ofs, sizeof(fs)))
 			continue;
 		snprintf(msg, len,
 			 "source %s is on the file system of tenant %s's source %s, writable and "
 			 "without %s: it could fill it, and %s's writes would fail with ENOSPC; "
 			 "set %s, read_only = yes, or disk_shared = yes to allow it",
-			 m->source, o->name, o->source,
-			 !m->disk_max ? (inodes ? "disk_max and inodes_max" : "disk_max")
-				      : "inodes_max",
-			 o->name,
-			 !m->disk_max ? (inodes ? "disk_max and inodes_max" : "disk_max")
-				      : "inodes_max");
+			 m->source, o->name, o->source, missing, o->name, missing);
 		return 1;
 	}
 	return 0;

@@ -452,6 +452,12 @@ static int path_under(const char *a, const char *b)
 }
 
 /* The line that set @key in the section, or the section's header line. */
+/* one of @a and @b is @b or @a, or inside it */
+static bool paths_nest(const char *a, const char *b)
+{
+	return path_under(a, b) || path_under(b, a);
+}
+
 static int line_of(const struct section *sec, const char *key)
 {
 	int i;
@@ -460,6 +466,18 @@ static int line_of(const struct section *sec, const char *key)
 		if (!strcmp(mount_keys[i].key, key))
 			return sec->key_line[i] ? sec->key_line[i] : sec->m->line;
 	return sec->m->line;
+}
+
+/* @key's @path ("" none) and the mount's own mountpoint: neither inside
+ * the other */
+static void apart_from_mountpoint(struct parser *ps, struct section *sec, const char *key,
+				  const char *path)
+{
+	const char *mp = sec->m->mountpoint;
+
+	if (path[0] && mp[0] && paths_nest(path, mp))
+		perr(ps, line_of(sec, key),
+		     "%s: '%s' and mountpoint '%s' must not contain one another", key, path, mp);
 }
 
 static void check_mount(struct parser *ps, struct section *sec)
@@ -510,20 +528,12 @@ static void check_mount(struct parser *ps, struct section *sec)
 	if (m->core_dir[0] && !m->debug)
 		perr(ps, line_of(sec, "core_dir"),
 		     "core_dir: only a tenant with debug = yes dumps core");
-	if (m->core_dir[0] && m->mountpoint[0] &&
-	    (path_under(m->core_dir, m->mountpoint) || path_under(m->mountpoint, m->core_dir)))
-		perr(ps, line_of(sec, "core_dir"),
-		     "core_dir: '%s' and mountpoint '%s' must not contain one another", m->core_dir,
-		     m->mountpoint);
+	apart_from_mountpoint(ps, sec, "core_dir", m->core_dir);
 	if (dynamic && m->group[0])
 		perr(ps, line_of(sec, "group"),
 		     "group: only with a named user (a dynamic user has a group of its own, of "
 		     "the same number)");
-	if (m->mountpoint[0] && m->source[0] &&
-	    (path_under(m->source, m->mountpoint) || path_under(m->mountpoint, m->source)))
-		perr(ps, line_of(sec, "source"),
-		     "source: '%s' and mountpoint '%s' must not contain one another", m->source,
-		     m->mountpoint);
+	apart_from_mountpoint(ps, sec, "source", m->source);
 	for (i = 0; i + 1 < ps->pol->nmounts; i++) {
 		const struct rf_mount_policy *o = &ps->pol->mounts[i];
 
@@ -541,20 +551,16 @@ static void check_mount(struct parser *ps, struct section *sec)
 			perr(ps, line_of(sec, "mountpoint"),
 			     "mountpoint: '%s' is already the mountpoint of [mount %s] (line %d)",
 			     m->mountpoint, o->name, o->line);
-		else if (m->mountpoint[0] && (path_under(m->mountpoint, o->mountpoint) ||
-					      path_under(o->mountpoint, m->mountpoint)))
+		else if (m->mountpoint[0] && paths_nest(m->mountpoint, o->mountpoint))
 			perr(ps, line_of(sec, "mountpoint"),
 			     "mountpoint: '%s' and the mountpoint of [mount %s] (line %d) are "
 			     "nested",
 			     m->mountpoint, o->name, o->line);
-		else if (m->source[0] && (path_under(m->source, o->mountpoint) ||
-					  path_under(o->mountpoint, m->source)))
+		else if (m->source[0] && paths_nest(m->source, o->mountpoint))
 			perr(ps, line_of(sec, "source"),
 			     "source: '%s' overlaps the mountpoint of [mount %s] (line %d)",
 			     m->source, o->name, o->line);
-		else if (m->mountpoint[0] && o->source[0] &&
-			 (path_under(o->source, m->mountpoint) ||
-			  path_under(m->mountpoint, o->source)))
+		else if (m->mountpoint[0] && o->source[0] && paths_nest(o->source, m->mountpoint))
 			perr(ps, line_of(sec, "mountpoint"),
 			     "mountpoint: '%s' overlaps the source of [mount %s] (line %d)",
 			     m->mountpoint, o->name, o->line);

@@ -34,6 +34,7 @@
 
 #include "mountinfo.h"
 #include "policy.h"
+#include "status.h"
 
 #define TENANT "check"
 #define FUSECTL "/sys/fs/fuse/connections"
@@ -130,27 +131,10 @@ static void ctl(const char *cmd, char *buf, size_t len)
 	close(fd);
 }
 
-/* The value of " KEY=" in a status line, or "". */
-/* status's @key=, up to the first of @stops (or the line's end) */
-static void field_to(const char *status, const char *key, const char *stops, char *val, size_t len)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	val[0] = '\0';
-	p = strstr(status, pat);
-	if (!p)
-		return;
-	for (p += strlen(pat); *p && !strchr(stops, *p) && n + 1 < len; p++)
-		val[n++] = *p;
-	val[n] = '\0';
-}
-
+/* The value of " KEY=" in a status line, to the next blank, or "". */
 static void field(const char *status, const char *key, char *val, size_t len)
 {
-	field_to(status, key, " \n", val, len);
+	(void)rf_status_field(status, key, " \n", val, len);
 }
 
 static long status_num(const char *key)
@@ -244,7 +228,7 @@ static void start_broker(const char *self_dir, const char *policy)
 			char why[1024];
 
 			/* the last field, which runs to the line's end */
-			field_to(buf, "reason", "\n", why, sizeof(why));
+			(void)rf_status_field(buf, "reason", "\n", why, sizeof(why));
 			die("the tenant did not start: %s%s%s", why[0] ? why : "no reason given",
 			    C.keep ? "; broker log: " : " (--keep keeps the broker's log)",
 			    C.keep ? C.log : "");

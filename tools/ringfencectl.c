@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "status.h"
 
 static void usage(FILE *f)
 {
@@ -46,26 +47,6 @@ static void usage(FILE *f)
 		RF_DEFAULT_CONTROL_SOCKET);
 }
 
-/* The value of " KEY=" in a status line, to the next space, in @out. */
-static int field(const char *line, const char *key, char *out, size_t len)
-{
-	char pat[32];
-	const char *v;
-	size_t n;
-
-	snprintf(pat, sizeof(pat), " %s=", key);
-	v = strstr(line, pat);
-	if (!v)
-		return -1;
-	v += strlen(pat);
-	n = strcspn(v, " \n");
-	if (n >= len)
-		return -1;
-	memcpy(out, v, n);
-	out[n] = 0;
-	return 0;
-}
-
 /* The pid of @parent's child (a worker's keeper has one: its plugin
  * host); 0 if none. */
 static long child_of(long parent)
@@ -92,8 +73,8 @@ static int debug_tenant(const char *tenant, const char *status)
 	ssize_t n;
 	long host;
 
-	if (field(status, "worker", worker, sizeof(worker)) < 0 ||
-	    field(status, "debug", debug, sizeof(debug)) < 0) {
+	if (rf_status_field(status, "worker", " \n", worker, sizeof(worker)) < 0 ||
+	    rf_status_field(status, "debug", " \n", debug, sizeof(debug)) < 0) {
 		fprintf(stderr, "ringfencectl: debug %s: the broker's status names no worker\n",
 			tenant);
 		return 1;
@@ -107,7 +88,8 @@ static int debug_tenant(const char *tenant, const char *status)
 			tenant);
 		return 1;
 	}
-	host = atol(worker) > 0 ? child_of(atol(worker)) : 0;
+	host = atol(worker);
+	host = host > 0 ? child_of(host) : 0;
 	if (!host) {
 		fprintf(stderr, "ringfencectl: debug %s: worker %s has no plugin host now\n",
 			tenant, worker);
