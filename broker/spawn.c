@@ -199,6 +199,30 @@ static int core_dir_ready(struct rf_tenant *t)
 	return r;
 }
 
+/*
+ * The connection's count of requests the kernel has not ended, for a
+ * successor to read once it is about to finish what the dead worker left:
+ * it bounds how many requests no worker received, and so how many ids the
+ * successor asks the kernel for (worker/keeper/rescue.c). Read then, not
+ * now: the dead worker's ring is torn down in the kernel's own time, and
+ * until then a request can still go to one of its idle entries. -1 where
+ * fusectl has no such file: the successor then asks for every id it may.
+ */
+static int open_waiting(const struct rf_tenant *t)
+{
+	char path[64];
+	int fd;
+
+	if (!t->conn_id)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/waiting", t->conn_id);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		log_warnx("%s: %s: %s (its successor asks for every id)", t->pol.name, path,
+			  strerror(errno));
+	return fd;
+}
+
 static int send_config(struct rf_tenant *t, const struct io_uring_params *params, int host_fd)
 {
 	struct rf_msg_config c;
@@ -257,14 +281,20 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 		snprintf(c.core_dir, sizeof(c.core_dir), "%s", t->pol.core_dir);
 	}
 	{
-		/* the pool, the state if any, the host's channel last */
-		int fds[3], n = 0;
+		/* the pool, the state if any, the waiting count if any, the
+		 * host's channel last */
+		int fds[4], n = 0, waiting = c.adopt ? open_waiting(t) : -1;
 
+		c.waiting = waiting >= 0;
 		fds[n++] = t->pool_fd;
 		if (t->state_fd >= 0)
 			fds[n++] = t->state_fd;
+		if (waiting >= 0)
+			fds[n++] = waiting;
 		fds[n++] = host_fd;
 		r = rf_msg_send(t->ipc_fd, RF_MSG_CONFIG, 0, &c, sizeof(c), fds, n);
+		if (waiting >= 0)
+			close(waiting);
 	}
 	if (r < 0)
 		return r;

@@ -8,7 +8,7 @@
 static const struct rf_msg_spec specs[RF_MSG_TYPE_MAX] = {
 	[RF_MSG_HELLO] = { "HELLO", sizeof(struct rf_msg_hello), sizeof(struct rf_msg_hello), 0,
 			   0 },
-	[RF_MSG_CONFIG] = { "CONFIG", sizeof(struct rf_msg_config), sizeof(struct rf_msg_config), 3,
+	[RF_MSG_CONFIG] = { "CONFIG", sizeof(struct rf_msg_config), sizeof(struct rf_msg_config), 4,
 			    0 },
 	[RF_MSG_RING] = { "RING", sizeof(struct rf_msg_ring), sizeof(struct rf_msg_ring), 0, 0 },
 	[RF_MSG_READY] = { "READY", sizeof(struct rf_msg_ready), sizeof(struct rf_msg_ready), 0,

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 9
+#define RF_IPC_VERSION 10
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -133,6 +133,10 @@ struct rf_msg_config {
 	uint32_t generation; /* 0 for the first worker of a mount */
 	uint64_t max_file_size; /* 0: unlimited */
 	uint32_t adopt; /* answer what the previous generation left fetched */
+	/* with adopt: 1 when a descriptor of the connection's fusectl
+	 * "waiting" file comes after the state's, which bounds what a
+	 * successor asks the kernel for (worker/keeper/rescue.c) */
+	uint32_t waiting;
 	uint32_t responder; /* load no plugin: answer every request EIO */
 	uint32_t bench; /* RF_BENCH_*: ringfenced --bench-unsafe, never from a policy */
 	int32_t ownership; /* RF_OWN_* of the plugin ABI (the policy's) */

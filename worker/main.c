@@ -107,10 +107,15 @@ static void recv_config(void)
 		fatalx("expected CONFIG from the broker (%s)", r < 0 ? strerror(-r) : "wrong type");
 	memcpy(&W.cfg, m.payload, sizeof(W.cfg));
 	total = W.cfg.state_size + W.cfg.restore_size;
-	if (m.nfds != (total ? 3 : 2) || total < W.cfg.state_size || (W.cfg.restore_size & 4095))
-		fatalx("CONFIG: %d descriptors for a state of %llu + %llu bytes", m.nfds,
+	if (m.nfds != 2 + (total ? 1 : 0) + (W.cfg.waiting ? 1 : 0) || (W.cfg.waiting > 1) ||
+	    (W.cfg.waiting && !W.cfg.adopt) || total < W.cfg.state_size ||
+	    (W.cfg.restore_size & 4095))
+		fatalx("CONFIG: %d descriptors for a state of %llu + %llu bytes%s", m.nfds,
 		       (unsigned long long)W.cfg.restore_size,
-		       (unsigned long long)W.cfg.state_size);
+		       (unsigned long long)W.cfg.state_size,
+		       W.cfg.waiting ? " and the waiting count" : "");
+	/* read when the rescue starts (rf_rescue_bound), closed then */
+	W.waiting_fd = W.cfg.waiting ? m.fds[m.nfds - 2] : -1;
 	if (total) {
 		/* at one address in every generation (the upper half of the
 		 * mount's pool stride), so pointers into it stay valid */
@@ -550,6 +555,8 @@ static void serve(void)
 	struct rf_msg_ready ready = { .transport = W.cfg.transport, .nqueues = W.nqueues };
 	uint32_t q;
 
+	if (W.cfg.adopt)
+		rf_rescue_bound(&W);
 	rf_queues_serve(&W);
 	if (W.host_pid && W.cfg.host_restart)
 		rf_host_reaper_start(&W);
@@ -633,6 +640,9 @@ host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool agai
 		_exit(1);
 	close(W.host_ipc_fd);
 	W.host_ipc_fd = -1;
+	if (W.waiting_fd >= 0)
+		close(W.waiting_fd);
+	W.waiting_fd = -1;
 	if (again)
 		keep_only_host_fds();
 	err = rf_host_enter(&W, again, why, sizeof(why));
@@ -709,6 +719,8 @@ int main(int argc, char **argv)
 	W.host_ipc_fd = -1;
 	W.pool_ro_fd = -1;
 	W.plugin_fd = -1;
+	W.waiting_fd = -1;
+	W.rescue_budget = -1;
 	W.side = &rf_keeper_side;
 	rf_title_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -47,6 +47,9 @@ struct rf_req {
 	 * the slot meanwhile (keeper/rescue.c) */
 	bool adopt_stale;
 	bool rerun; /* running a dead predecessor's request again */
+	/* the adopted slot was in doubt: a request its commit ends counts
+	 * against the rescue's budget (keeper/rescue.c) */
+	bool adopt_doubt;
 	bool candidate; /* a dead entry that ended a lost request may use this slot */
 	bool zc; /* the request's file data is in the client's pages, buffer
 		  * RF_BUF_INDEX_ZC + idx of the ring, not in the pool */
@@ -232,6 +235,12 @@ struct rf_worker {
 	_Atomic uint32_t *rescue_misses; /* queues that do not have it */
 	uint64_t rescue_hi; /* the newest id received: ids up to it were issued */
 	uint32_t nrescue;
+	int waiting_fd; /* the connection's fusectl "waiting" file, until the rescue */
+	/* how many requests at most no worker holds (rf_rescue_bound): the
+	 * rescue and adoption stop asking once they found that many; -1
+	 * where the kernel's count is not known */
+	int64_t rescue_budget;
+	_Atomic uint64_t rescue_found;
 	_Atomic uint64_t ping_seq; /* the broker's last PING, for queue threads to answer */
 	pthread_mutex_t start_lock; /* for prepared, serving and waits on registered */
 	pthread_cond_t start_cond;

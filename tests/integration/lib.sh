@@ -188,6 +188,18 @@ rf_kernel_at_least() {
 	[ "$maj" -gt "$1" ] || { [ "$maj" = "$1" ] && [ "${min:-0}" -ge "$2" ]; }
 }
 
+# The kernel's "fuse: qid=Q commit_id N not found" lines since a mark:
+# rf_klog_mark NAME writes the mark into the kernel log; rf_klog_misses NAME
+# counts those lines after it (a mark the log has since dropped fails the
+# test rather than count nothing)
+rf_klog_mark() { echo "ringfence-test: mark $1.$$" >/dev/kmsg; }
+rf_klog_misses() {
+	local log
+	log=$(dmesg)
+	grep -q "ringfence-test: mark $1.$$\$" <<<"$log" || rf_fail "the kernel log no longer has mark $1"
+	sed -n "/ringfence-test: mark $1.$$\$/,\$p" <<<"$log" | grep -c "commit_id .* not found" || true
+}
+
 # field NAME from the status line of tenant $1
 rf_field() {
 	rf_status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"

@@ -50,6 +50,7 @@ pids+=($!)
 EXTRA_PIDS+=($!)
 
 rf_log "killing the worker $KILLS times under load"
+rf_klog_mark faults
 for k in $(seq "$KILLS"); do
 	sleep 1.5
 	rf_wait_state pt running
@@ -101,6 +102,7 @@ done <"$T/acked.fio"
 [ "$nfio" -gt 0 ] || rf_fail "no fio run completed at all"
 rf_log "  $total acknowledged files and $nfio fio-verified files intact; $(rf_field pt crashes) deaths, adopted $(rf_field pt adopted), rescued $(rf_field pt rescued)"
 rf_log "  $(grep -c 'never reached a worker' "$T/broker.log") lost requests ended; asked: $(grep -o 'asked for [0-9]*' "$T/broker.log" | awk '{print $3}' | tr '\n' ' ')"
+rf_log "  $(rf_klog_misses faults) kernel log lines for ids asked for and not found, $(grep -c 'kernel counts\|all in slots' "$T/broker.log") successors bounded by the kernel's count"
 [ "$(rf_field pt crashes)" -ge "$KILLS" ] || rf_fail "crashes = $(rf_field pt crashes)"
 # a successor that cannot place an entry it inherited dies rather than lose a
 # request; it never should (two entries on one slot would share it)

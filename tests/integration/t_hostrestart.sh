@@ -35,6 +35,7 @@ rf_start rs
 W0=$(rf_worker rs)
 G0=$(rf_field rs generation)
 rf_client_start rs
+rf_klog_mark hosts
 rf_deaths_with_client kill_host rs $KILLS
 [ "$(rf_worker rs)" = "$W0" ] || rf_fail "the keeper changed"
 [ "$(rf_field rs crashes)" = $KILLS ] || rf_fail "crashes=$(rf_field rs crashes), not $KILLS"
@@ -47,6 +48,10 @@ grep -q "rs: plugin host generation $((G0 + KILLS)) serving" "$T/broker.log" || 
 n=$(grep -c "starting worker generation" "$T/broker.log")
 [ "$n" = 0 ] || rf_fail "$n new workers started; only plugin hosts should have"
 rf_assert_worker_fds "$W0" 2 host_restart
+# the keeper's FUSE entries lived on: no successor asked the kernel for
+# anything (a worker's respawn did, a kernel log line a miss)
+n=$(rf_klog_misses hosts)
+[ "$n" = 0 ] || rf_fail "$KILLS plugin host deaths made $n kernel log lines"
 rf_log "  keeper $W0 served throughout; $(rf_field rs restored_nodes) node ids and $(rf_field rs restored_files) open files restored by $KILLS hosts"
 cmp "$T/src/a/b/f" "$T/rs.mnt/a/b/f" || rf_fail "f differs in the source"
 rf_stop

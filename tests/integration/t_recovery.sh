@@ -24,6 +24,7 @@ W=$(rf_worker hg)
 client=$!
 sleep 0.5
 kill -0 "$client" || rf_fail "the stuck request did not wait"
+rf_klog_mark held
 kill -KILL "$W"
 for _ in $(seq 100); do kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$client" 2>/dev/null && { kill -KILL "$client"; rf_fail "the client still waits 10 s after the worker died"; }
@@ -42,6 +43,13 @@ if [ "$TRANSPORT" = uring ]; then
 	[ "$(rf_field hg adopted)" = 1 ] || rf_fail "adopted = $(rf_field hg adopted)"
 	grep -q "finished request [0-9]* (LOOKUP) of a dead worker" "$T/broker.log" ||
 		rf_fail "no adoption in the log"
+	# the kernel counted one request, the one the slot held: the
+	# successor asked for no other, and committed nothing the kernel
+	# would refuse (each refusal is a line in the kernel's log)
+	grep -q "hg: worker: the kernel's 1 requests are all in slots" "$T/broker.log" ||
+		rf_fail "the successor did not bound its rescue by the kernel's count"
+	n=$(rf_klog_misses held)
+	[ "$n" = 0 ] || rf_fail "the successor's commits made $n kernel log lines: $(dmesg | grep "commit_id .* not found" | tail -2)"
 fi
 rf_log "  the client saw: $(sed 's/.*: //' "$T/stuck.err")"
 stat "$T/hg.mnt" >/dev/null || rf_fail "the mount does not serve after recovery"
@@ -158,6 +166,7 @@ rf_policy_reset
 rf_policy hb "$BUILD/tests/plugins/hang.so" "" "heartbeat_timeout = 2" "host_restart = no"
 rf_start hb
 W=$(rf_worker hb)
+rf_klog_mark quiet
 kill -STOP "$W"
 start=$(date +%s)
 for _ in $(rf_tries 100); do [ "$(rf_field hb generation)" = 1 ] && break; sleep 0.1; done
@@ -172,6 +181,13 @@ grep -q "hb: heartbeat: queue [0-9]* did not answer for heartbeat_timeout = 2 s;
 # 2 s, a PING every second, the watchdog's tick, and a new worker's start
 [ $took -le $((3 + 2 * RF_TIME_SCALE)) ] || rf_fail "replaced after $took s with heartbeat_timeout = 2"
 stat "$T/hb.mnt" >/dev/null || rf_fail "the mount does not serve after the heartbeat kill"
+if [ "$TRANSPORT" = uring ]; then
+	# a quiet mount: the kernel held no request, so nothing was asked for
+	grep -q "hb: worker: the kernel's 0 requests are all in slots" "$T/broker.log" ||
+		rf_fail "the successor of a quiet mount did not know that nothing was lost"
+	n=$(rf_klog_misses quiet)
+	[ "$n" = 0 ] || rf_fail "a quiet mount's successor made $n kernel log lines"
+fi
 rf_log "  replaced after $took s"
 
 rf_log "a worker holding a request is not a frozen one: request_timeout judges it"

@@ -29,6 +29,8 @@ static void setup(void)
 	memset(table, 0, sizeof(table));
 	w.seen = table;
 	w.geom.nslots = 17; /* 2 queues x 8 + the reader: 66 ids ahead */
+	w.rescue_budget = -1; /* as a worker starts: no bound known */
+	w.waiting_fd = -1;
 }
 
 static void teardown(void)
@@ -397,6 +399,136 @@ START_TEST(test_adoption_writes_nothing_over_an_inherited_fetch)
 	ck_assert_uint_eq(slots[2].commit_id, 60);
 	ck_assert_uint_eq(reqs[2].in.unique, 60);
 	ck_assert_uint_eq(reqs[2].in.opcode, FUSE_STATFS);
+}
+END_TEST
+
+/*
+ * The kernel's count of its requests bounds what a successor asks for.
+ * Slot 0 holds 40 for certain (FETCHED, and the header shows it); slot 1
+ * is in doubt (ANSWERED 44: its commit may or may not have gone out); slot
+ * 2 was recorded FETCHED with 40 too (a spoiled record: counted once).
+ */
+static void budget_slots(void)
+{
+	rf_seen_record(&w, 40);
+	rf_seen_record(&w, 44);
+	rf_rescue_plan(&w);
+	ck_assert_uint_gt(w.nrescue, 0);
+	slot(0, 40, FUSE_WRITE, RF_SLOT_FETCHED);
+	slot(1, 44, FUSE_WRITE, RF_SLOT_ANSWERED);
+	slot(2, 40, FUSE_WRITE, RF_SLOT_FETCHED);
+}
+
+/* a quiet mount: the kernel has nothing but what the slots hold, so
+ * nothing is asked for, and a slot in doubt gets a fresh entry with no
+ * commit for the kernel to refuse (and log) */
+START_TEST(test_no_request_unaccounted_nothing_asked)
+{
+	uint32_t op;
+
+	budget_slots();
+	rf_rescue_budget(&w, 1);
+	ck_assert_int_eq(w.rescue_budget, 0);
+	ck_assert_uint_eq(w.nrescue, 0);
+	ck_assert_ptr_nonnull(strstr(last_line, "all in slots"));
+	rf_rescue(&q, rf_queue_reap);
+	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), 0);
+	rf_adopt(&reqs[1], rf_queue_reap);
+	ck_assert(!reqs[1].adopting);
+	ck_assert_uint_eq(slots[1].state, RF_SLOT_NONE);
+	queued(&op);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_REGISTER);
+	/* the request the slot holds for certain is adopted as ever */
+	rf_adopt(&reqs[0], rf_queue_reap);
+	ck_assert(reqs[0].adopting);
+	ck_assert_uint_eq(queued(&op)->commit_id, 40);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
+}
+END_TEST
+
+/* room for one: the rescue asks until one is found, adoption commits for
+ * the slot in doubt until then, and a request it ends counts */
+START_TEST(test_asking_stops_once_the_count_is_found)
+{
+	uint32_t op;
+
+	budget_slots();
+	rf_rescue_budget(&w, 2);
+	ck_assert_int_eq(w.rescue_budget, 1);
+	ck_assert_uint_gt(w.nrescue, 0);
+	rf_adopt(&reqs[1], rf_queue_reap);
+	ck_assert(reqs[1].adopting);
+	ck_assert(reqs[1].adopt_doubt);
+	ck_assert_uint_eq(queued(&op)->commit_id, 44);
+	kernel_fetches(1, 60); /* the kernel took it, and fetched the next */
+	ck_assert(rf_adopt_done(&reqs[1], 0));
+	ck_assert_uint_eq(atomic_load(&w.rescue_found), 1);
+	nlines = 0;
+	rf_rescue(&q, rf_queue_reap);
+	ck_assert_uint_eq(nlines, 1);
+	ck_assert_ptr_nonnull(strstr(last_line, "asked for 0 request ids"));
+}
+END_TEST
+
+/* ids past the newest received (44) only as far as the count leaves room
+ * for requests made before the dead worker's entries were torn down: room
+ * for 2, plus the slack of 8, up to 64; the gap below 44 still */
+START_TEST(test_ids_past_the_count_are_not_asked)
+{
+	uint32_t i;
+
+	budget_slots();
+	ck_assert_uint_eq(w.rescue[0], 44 + 2 * (17 + 16));
+	rf_rescue_budget(&w, 3);
+	ck_assert_int_eq(w.rescue_budget, 2);
+	ck_assert_uint_eq(w.nrescue, 11);
+	ck_assert_uint_eq(w.rescue[0], 64);
+	for (i = 1; i < 10; i++)
+		ck_assert_uint_eq(w.rescue[i], 64 - 2 * i);
+	ck_assert_uint_eq(w.rescue[10], 42);
+	ck_assert_ptr_nonnull(strstr(last_line, "asking for 11 ids, until 2 are found"));
+}
+END_TEST
+
+/* no count, or one the slots contradict: every id is asked for */
+START_TEST(test_no_bound_without_a_sane_count)
+{
+	budget_slots();
+	rf_rescue_budget(&w, -1);
+	ck_assert_int_eq(w.rescue_budget, -1);
+	rf_rescue_budget(&w, 0); /* below the one request the slots hold */
+	ck_assert_int_eq(w.rescue_budget, -1);
+	ck_assert_ptr_nonnull(strstr(last_line, "asking for every id"));
+	nlines = 0;
+	rf_rescue(&q, rf_queue_reap);
+	ck_assert_uint_eq(nlines, w.nrescue + 1); /* each ask missed (EBADF), and the summary */
+}
+END_TEST
+
+/* the count as fusectl's file gives it, read once and closed */
+START_TEST(test_bound_read_from_the_waiting_file)
+{
+	char path[] = "/tmp/check_rescue.XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(pwrite(fd, "3\n", 2, 0), 2);
+	budget_slots();
+	w.waiting_fd = fd;
+	rf_rescue_bound(&w);
+	ck_assert_int_eq(w.rescue_budget, 2);
+	ck_assert_int_eq(w.waiting_fd, -1);
+	ck_assert_int_lt(fcntl(fd, F_GETFD), 0);
+	/* a file that says something else bounds nothing */
+	strcpy(path, "/tmp/check_rescue.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(pwrite(fd, "3x\n", 3, 0), 3);
+	w.waiting_fd = fd;
+	rf_rescue_bound(&w);
+	ck_assert_int_eq(w.rescue_budget, -1);
 }
 END_TEST
 
@@ -1051,6 +1183,11 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_reply_under_the_delivered_id);
 	tcase_add_test(tc, test_adopt_a_spoiled_record);
 	tcase_add_test(tc, test_reply_under_the_recorded_id);
+	tcase_add_test(tc, test_no_request_unaccounted_nothing_asked);
+	tcase_add_test(tc, test_asking_stops_once_the_count_is_found);
+	tcase_add_test(tc, test_ids_past_the_count_are_not_asked);
+	tcase_add_test(tc, test_no_bound_without_a_sane_count);
+	tcase_add_test(tc, test_bound_read_from_the_waiting_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("the plugin host's answers");
 	tcase_add_checked_fixture(tc, ring_setup, ring_teardown);

@@ -40,8 +40,14 @@ pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation);
 
 /* rescue.c: a successor's list of the ids in its range that no worker
  * received, newest first, plus the next 2 * (nslots + 16) ids past the
- * newest received. */
+ * newest received (fewer once the kernel's count is known). */
 void rf_rescue_plan(struct rf_worker *w);
+
+/* rescue.c: what bounds that list, read from the kernel's count of its
+ * requests (w->waiting_fd) once the rescue is about to start, and closed;
+ * rf_rescue_budget is the pure part, over a count already read (-1: none). */
+void rf_rescue_bound(struct rf_worker *w);
+void rf_rescue_budget(struct rf_worker *w, int64_t waiting);
 
 /* data.c: whether the source is on a memory file system (once, at
  * start; for the host's transfers too) */

@@ -5,11 +5,13 @@
  * adopted (rf_adopt: answered as the dead worker had, run again, or EIO),
  * and those the kernel handed over but never delivered are found and ended
  * (rf_rescue). The list of ids to ask for is pure (rf_rescue_plan, over
- * the seen table of ring.c): the unit tests drive it.
+ * the seen table of ring.c), and so is its bound (rf_rescue_budget, over
+ * the kernel's count of its requests): the unit tests drive them.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "keeper_i.h"
@@ -60,6 +62,9 @@ void rf_rescue_plan(struct rf_worker *w)
 			w->rescue[n++] = id;
 	w->nrescue = n;
 }
+
+static bool slot_in_doubt(const struct rf_req *req);
+static bool budget_spent(struct rf_worker *w);
 
 bool rf_rerunnable(uint32_t op)
 {
@@ -112,6 +117,15 @@ void rf_adopt(struct rf_req *req, void (*reap)(struct rf_queue *q))
 			  q->qid, req->idx, (unsigned long long)req->ss->commit_id,
 			  (unsigned long long)in.unique);
 		req->ss->commit_id = in.unique;
+	}
+	/* a slot in doubt holds a request only where the kernel's count has
+	 * room for one no slot holds for certain (rf_rescue_budget): once
+	 * every such request is found, its commit could only miss */
+	req->adopt_doubt = slot_in_doubt(req);
+	if (req->adopt_doubt && budget_spent(q->w)) {
+		__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
+		rf_register_or_reserve(req);
+		return;
 	}
 	/* An inherited entry (rescue) may have fetched into this slot since
 	 * the last reap: reap, and write nothing into a slot it took. No
@@ -182,6 +196,8 @@ bool rf_adopt_done(struct rf_req *req, int res)
 	req->adopting = false;
 	if (res == 0) {
 		req->candidate = false;
+		if (req->adopt_doubt)
+			atomic_fetch_add(&q->w->rescue_found, 1);
 		__atomic_fetch_add(&q->w->ctl->adopted, 1, __ATOMIC_RELAXED);
 		log_info("queue %u: finished request %llu (%s) of a dead worker", q->qid,
 			 (unsigned long long)req->in.unique, rf_op_name(req->ss->opcode));
@@ -348,6 +364,124 @@ static bool slot_in_doubt(const struct rf_req *req)
 	return in.unique != req->ss->commit_id;
 }
 
+/* ids past the newest received asked for beyond the kernel's count */
+#define RF_RESCUE_SLACK 8
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * How many requests at most neither a slot record nor a queue of the kernel
+ * holds for us to see: the kernel's count of the connection's requests not
+ * yet ended (fusectl's "waiting": every request from its making to its end,
+ * queued, in a slot, or lost with a dead entry) less those the slots hold
+ * for certain, recorded FETCHED and still showing that request (no commit
+ * for it went out, so the kernel still has it). Each request the rescue
+ * finds, and each answer adoption sends for a slot in doubt that the
+ * kernel takes, is one of them; once that many are found, asking for more
+ * can only miss, each miss a kernel log line. With none left (a quiet
+ * mount, or one whose only requests are those the dead worker held), the
+ * successor asks for nothing.
+ *
+ * The count also takes in requests queued for the next entry, which no
+ * ask finds: under load the bound is loose, and the rescue asks as it
+ * would without it. A count below what the slots hold (a record the dead
+ * worker spoiled) bounds nothing.
+ */
+void rf_rescue_budget(struct rf_worker *w, int64_t waiting)
+{
+	uint64_t *ids = calloc((size_t)w->nqueues * w->cfg.depth + 1, sizeof(*ids));
+	uint32_t q, e, n = 0, known = 0, i;
+
+	if (!ids)
+		fatal("calloc");
+	for (q = 0; q < w->nqueues; q++)
+		for (e = 0; e < w->cfg.depth; e++) {
+			const struct rf_req *req = &w->queues[q].reqs[e];
+
+			if (!req->classic && !slot_in_doubt(req))
+				ids[n++] = req->ss->commit_id;
+		}
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	for (i = 0; i < n; i++)
+		if (!i || ids[i] != ids[i - 1])
+			known++;
+	free(ids);
+	w->rescue_budget = -1;
+	atomic_store(&w->rescue_found, 0);
+	if (waiting < 0)
+		return;
+	if (waiting < known) {
+		log_warnx("the kernel counts %lld requests, the slots hold %u: asking for every id",
+			  (long long)waiting, known);
+		return;
+	}
+	w->rescue_budget = waiting - known;
+	if (!w->rescue_budget) {
+		w->nrescue = 0;
+		log_info("the kernel's %lld requests are all in slots: no request was lost",
+			 (long long)waiting);
+		return;
+	}
+	/* Past the newest id received, every id up to a lost one's went to
+	 * a request made before the dead worker's entries were torn down:
+	 * one no worker received, so one the count takes in, unless it ended
+	 * unseen (its client killed while it was queued), for which a few
+	 * ids more are asked for. Ids past that were not given out yet, or
+	 * to requests made since, which queue and are not lost. */
+	if (w->rescue_hi && (uint64_t)w->rescue_budget + RF_RESCUE_SLACK < w->geom.nslots + 16) {
+		uint64_t top = w->rescue_hi + 2 * ((uint64_t)w->rescue_budget + RF_RESCUE_SLACK);
+
+		for (i = 0; i < w->nrescue && w->rescue[i] > top; i++)
+			;
+		memmove(w->rescue, w->rescue + i, (w->nrescue - i) * sizeof(*w->rescue));
+		w->nrescue -= i;
+	}
+	log_info("the kernel counts %lld requests, %u of them in slots: asking for %u ids, "
+		 "until %lld are found",
+		 (long long)waiting, known, w->nrescue, (long long)w->rescue_budget);
+}
+
+/* Has the rescue found every request the kernel's count leaves room for? */
+static bool budget_spent(struct rf_worker *w)
+{
+	return w->rescue_budget >= 0 &&
+	       atomic_load(&w->rescue_found) >= (uint64_t)w->rescue_budget;
+}
+
+void rf_rescue_bound(struct rf_worker *w)
+{
+	char buf[32];
+	ssize_t n = -1;
+	long long v = -1;
+	char *end;
+
+	if (w->waiting_fd < 0) {
+		rf_rescue_budget(w, -1);
+		return;
+	}
+	n = read(w->waiting_fd, buf, sizeof(buf) - 1); /* once: fusectl has no pread */
+	if (n < 0)
+		log_warn("read the kernel's count of waiting requests");
+	close(w->waiting_fd);
+	w->waiting_fd = -1;
+	if (n > 0) {
+		buf[n] = '\0';
+		errno = 0;
+		v = strtoll(buf, &end, 10);
+		if (errno || end == buf || (*end && *end != '\n') || v < 0) {
+			log_warnx("the kernel's count of waiting requests reads \"%.*s\"",
+				  (int)strcspn(buf, "\n"), buf);
+			v = -1;
+		}
+	}
+	rf_rescue_budget(w, v);
+}
+
 void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 {
 	struct rf_worker *w = q->w;
@@ -375,6 +509,8 @@ void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 		uint64_t id = w->rescue[i];
 		struct io_uring_sqe *sqe;
 
+		if (budget_spent(w))
+			break;
 		if (rf_seen(w, id))
 			continue;
 		probe_arm(q, id, reap);
@@ -397,6 +533,7 @@ void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 			continue;
 		}
 		rf_seen_record(w, id);
+		atomic_fetch_add(&w->rescue_found, 1);
 		hits++;
 		q->floating++;
 		__atomic_fetch_add(&w->ctl->rescued, 1, __ATOMIC_RELAXED);
