@@ -4,9 +4,9 @@
 # what it does.
 set -eu
 # extra packages may be named on the command line (make bench adds its own)
-# btrfs-progs and e2fsprogs: t_disk makes file system images to limit;
+# btrfs-progs, e2fsprogs and xfsprogs: t_disk makes file system images to limit;
 # gdb and strace: t_debug attaches them to a debug tenant's plugin host
-PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux btrfs-progs e2fsprogs man-db groff-base gdb strace $*"
+PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux btrfs-progs e2fsprogs xfsprogs man-db groff-base gdb strace $*"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

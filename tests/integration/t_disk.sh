@@ -4,16 +4,17 @@
 # loop-mounted image, beside a neighbour on the same file system), or the
 # tenant does not start, saying why (a tmpfs and an ext4 image without
 # quotas, a btrfs directory that is no subvolume, inodes_max on btrfs).
-# Where this kernel can enforce tmpfs or ext4 quotas, those are tested
+# Where this kernel can enforce tmpfs, ext4 or XFS quotas, those are tested
 # instead of refused.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 
-# $1: a directory to mount a fresh image of type $2 on, made by "$3 ..."
+# $1: a directory to mount a fresh image on, made by "$2 ..." (IMG_SIZE
+# big: XFS takes no less than 300 MB)
 image() {
 	local dir=$1 img=$1.img
 	shift
-	truncate -s 256M "$img" && "$@" "$img" >/dev/null 2>&1 || rf_fail "mkfs: $*"
+	truncate -s "${IMG_SIZE:-256M}" "$img" && "$@" "$img" >/dev/null 2>&1 || rf_fail "mkfs: $*"
 	mkdir -p "$dir"
 }
 
@@ -107,6 +108,18 @@ else
 fi
 EXTRA_MOUNTS+=("$T/e")
 rf_policy ext passthrough "$T/e/ext" "disk_max = 8M" "inodes_max = 100"
+# an XFS image: with project quotas where the kernel has them, else refused
+grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null
+grep -qw xfs /proc/filesystems || rf_fail "no XFS in this kernel, and modprobe xfs failed"
+IMG_SIZE=320M image "$T/x" mkfs.xfs -q -f
+if mount -o loop,prjquota "$T/x.img" "$T/x" 2>/dev/null; then
+	XFS_QUOTA=1
+else
+	XFS_QUOTA=0
+	mount -o loop "$T/x.img" "$T/x" || rf_fail "mount an XFS image"
+fi
+EXTRA_MOUNTS+=("$T/x")
+rf_policy xfs passthrough "$T/x/xfs" "disk_max = 8M" "inodes_max = 100"
 rf_policy mem memfs "" # keeps the broker up
 rf_start mem
 refused ino "source $T/b/n is on btrfs, which has no inode limit"
@@ -117,9 +130,12 @@ fi
 if [ $EXT4_QUOTA = 0 ]; then
 	refused ext "source $T/e/ext is on ext4 without project quotas"
 fi
+if [ $XFS_QUOTA = 0 ]; then
+	refused xfs "source $T/x/xfs is on xfs without project quotas"
+fi
 rf_stop
-if [ $TMPFS_QUOTA = 1 ] || [ $EXT4_QUOTA = 1 ]; then
-	rf_log "limits this kernel can enforce on tmpfs ($TMPFS_QUOTA) and ext4 ($EXT4_QUOTA)"
+if [ $TMPFS_QUOTA = 1 ] || [ $EXT4_QUOTA = 1 ] || [ $XFS_QUOTA = 1 ]; then
+	rf_log "limits this kernel can enforce on tmpfs ($TMPFS_QUOTA), ext4 ($EXT4_QUOTA) and XFS ($XFS_QUOTA)"
 	rf_policy_reset
 	names=()
 	if [ $TMPFS_QUOTA = 1 ]; then
@@ -130,19 +146,30 @@ if [ $TMPFS_QUOTA = 1 ] || [ $EXT4_QUOTA = 1 ]; then
 		rf_policy ext passthrough "$T/e/ext" "disk_max = 8M" "inodes_max = 100"
 		names+=(ext)
 	fi
+	if [ $XFS_QUOTA = 1 ]; then
+		rf_policy xfs passthrough "$T/x/xfs" "disk_max = 8M" "inodes_max = 100"
+		names+=(xfs)
+	fi
 	rf_start "${names[@]}"
 	for n in "${names[@]}"; do
 		out=$(dd if=/dev/zero of="$T/$n.mnt/big" bs=1M count=16 conv=fsync 2>&1) &&
 			rf_fail "$n: 16 MiB fitted under disk_max = 8M"
-		echo "$out" | grep -q "Disk quota exceeded" || rf_fail "$n: dd said $out"
-		rf_log "  $n ($(rf_field "$n" disk)): 16 MiB stopped by EDQUOT"
+		# XFS reports a project quota's limit as a full disk
+		err="Disk quota exceeded"
+		[ "$n" = xfs ] && err="No space left on device"
+		echo "$out" | grep -q "$err" || rf_fail "$n: dd said $out"
+		size=$(stat -c %s "$T/$n.mnt/big")
+		[ "$size" -le $((8 << 20)) ] || rf_fail "$n: $size bytes written under disk_max = 8M"
+		rf_log "  $n ($(rf_field "$n" disk)): 16 MiB stopped at $((size >> 20)) MiB by \"$err\""
 	done
-	if [ $EXT4_QUOTA = 1 ]; then
-		rm -f "$T/ext.mnt/big"
-		for i in $(seq 150); do : >"$T/ext.mnt/f$i" 2>/dev/null || break; done
-		[ "$i" -le 101 ] || rf_fail "ext: $i files under inodes_max = 100"
-		rf_log "  ext: file $i refused under inodes_max = 100"
-	fi
+	for n in ext xfs; do
+		[ "$n" = ext ] && [ $EXT4_QUOTA = 0 ] && continue
+		[ "$n" = xfs ] && [ $XFS_QUOTA = 0 ] && continue
+		rm -f "$T/$n.mnt/big"
+		for i in $(seq 150); do { : >"$T/$n.mnt/f$i"; } 2>/dev/null || break; done
+		[ "$i" -le 101 ] || rf_fail "$n: $i files under inodes_max = 100"
+		rf_log "  $n: file $i refused under inodes_max = 100"
+	done
 	rf_stop
 fi
 exit 0
