@@ -111,8 +111,7 @@ static void recv_config(void)
 	    (W.cfg.waiting && !W.cfg.adopt) || total < W.cfg.state_size ||
 	    (W.cfg.restore_size & 4095))
 		fatalx("CONFIG: %d descriptors for a state of %llu + %llu bytes%s", m.nfds,
-		       (unsigned long long)W.cfg.restore_size,
-		       (unsigned long long)W.cfg.state_size,
+		       (unsigned long long)W.cfg.restore_size, (unsigned long long)W.cfg.state_size,
 		       W.cfg.waiting ? " and the waiting count" : "");
 	/* read when the rescue starts (rf_rescue_bound), closed then */
 	W.waiting_fd = W.cfg.waiting ? m.fds[m.nfds - 2] : -1;

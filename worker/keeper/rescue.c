@@ -449,8 +449,7 @@ void rf_rescue_budget(struct rf_worker *w, int64_t waiting)
 /* Has the rescue found every request the kernel's count leaves room for? */
 static bool budget_spent(struct rf_worker *w)
 {
-	return w->rescue_budget >= 0 &&
-	       atomic_load(&w->rescue_found) >= (uint64_t)w->rescue_budget;
+	return w->rescue_budget >= 0 && atomic_load(&w->rescue_found) >= (uint64_t)w->rescue_budget;
 }
 
 void rf_rescue_bound(struct rf_worker *w)
