@@ -78,7 +78,7 @@ BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencect
               $(BUILD)/ringfence-fsck $(BUILD)/ringfence-plugin-check
 PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
               $(patsubst %,$(BUILD)/tests/plugins/%.so,$(TEST_PLUGINS))
-UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS))
+UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS)) $(BUILD)/tests/check_fuse_opt_debian
 
 URING_LIBS  := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
 SECCOMP_LIBS := $(shell pkg-config --libs libseccomp 2>/dev/null || echo -lseccomp)
@@ -128,6 +128,19 @@ $(BUILD)/abi/stubs.c: include/ringfence/plugin.h
 
 $(ABI_LIB): $(BUILD)/abi/stubs.c
 	$(call say,LD,$@)$(CC) -shared -fPIC -g -w $(LDFLAGS) -Wl,-soname,$(ABI_SONAME) -o $@ $<
+
+# libfuse3.so.3 for unmodified libfuse programs: Debian's libfuse3-dev
+# headers give the structures, libfuse3.map the symbol versions of
+# Debian's libfuse3-3; nothing but the map's names leaves it.
+LIBFUSE_SRC  := $(wildcard libfuse/*.c)
+LIBFUSE      := $(BUILD)/libfuse/libfuse3.so.3
+FUSE3_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+
+$(BUILD)/pic/libfuse/%.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse -fvisibility=hidden
+
+$(LIBFUSE): $(call pobj,$(LIBFUSE_SRC)) libfuse/libfuse3.map
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,libfuse3.so.3 -Wl,--version-script,libfuse/libfuse3.map -Wl,-z,defs -o $@ $(call pobj,$(LIBFUSE_SRC))
 
 $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie -rdynamic -Wl,-soname,$(ABI_SONAME) $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
@@ -181,6 +194,16 @@ UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj
 	$(BUILD)/obj/worker/title.o $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
 UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
+# against the library in the build tree, not the system's of that soname
+UNIT_DEPS_check_fuse_opt := $(LIBFUSE) -Wl,-rpath,$(abspath $(BUILD)/libfuse)
+$(BUILD)/tests/check_fuse_opt: $(LIBFUSE)
+$(BUILD)/obj/tests/unit/check_fuse_opt.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse
+# the same tests against Debian's libfuse3-3: what they expect is libfuse's
+$(BUILD)/obj/tests/unit/check_fuse_opt_debian.o: tests/unit/check_fuse_opt.c $(BUILD)/paths
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(CHECK_CFLAGS) $(FUSE3_CFLAGS) -Ilibfuse $(PIE) -DRF_AGAINST_DEBIAN -c -o $@ $<
+$(BUILD)/tests/check_fuse_opt_debian: $(BUILD)/obj/tests/unit/check_fuse_opt_debian.o
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< -l:libfuse3.so.3 $(CHECK_LIBS) -ldl
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o
 	@mkdir -p $(dir $@)
@@ -276,8 +299,9 @@ check-deb: deps
 deps:
 	@./tools/install-deps.sh
 
-check-unit: $(UNIT_BINS) $(PLUGIN_SOS) $(BUILD)/ringfence-worker $(ABI_LIB)
+check-unit: $(UNIT_BINS) $(PLUGIN_SOS) $(BUILD)/ringfence-worker $(ABI_LIB) $(LIBFUSE)
 	@./tests/run-unit.sh $(UNIT_BINS)
+	@./tests/check-libfuse-abi.sh $(LIBFUSE)
 	@./tests/check-calls.py $(call obj,$(WORKER_SRC))
 	@./tests/check-abi.sh $(BUILD)/ringfence-worker $(ABI_LIB)
 
@@ -348,7 +372,7 @@ fuzz: deps
 	@./tools/install-deps.sh clang libclang-rt-14-dev
 	@./tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests examples -name '*.[ch]' 2>/dev/null)
+FORMAT_SRC := $(shell find broker worker ipc policy include plugins tools tests examples libfuse -name '*.[ch]' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_SRC)
 format-check:
