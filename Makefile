@@ -61,7 +61,7 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c ipc/status.c policy/policy.c policy/readfile.c policy/seccomp_policy.c policy/mountinfo.c
+LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c ipc/status.c ipc/fuse_attr.c policy/policy.c policy/readfile.c policy/seccomp_policy.c policy/mountinfo.c
 BROKER_SRC := $(wildcard broker/*.c)
 WORKER_SRC := $(wildcard worker/*.c worker/*/*.c)
 CTL_SRC    := tools/ringfencectl.c

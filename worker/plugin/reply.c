@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fuse_attr.h"
 #include "log.h"
 #include "worker.h"
 
@@ -152,31 +153,6 @@ void rf_reply_ok(struct rf_req *req)
 	rf_req_finish(req);
 }
 
-static uint64_t ts_sec(const struct timespec *ts)
-{
-	return ts->tv_sec < 0 ? 0 : (uint64_t)ts->tv_sec;
-}
-
-static void fill_attr(struct fuse_attr *a, const struct stat *st)
-{
-	memset(a, 0, sizeof(*a));
-	a->ino = st->st_ino;
-	a->size = (uint64_t)st->st_size;
-	a->blocks = (uint64_t)st->st_blocks;
-	a->atime = ts_sec(&st->st_atim);
-	a->mtime = ts_sec(&st->st_mtim);
-	a->ctime = ts_sec(&st->st_ctim);
-	a->atimensec = (uint32_t)st->st_atim.tv_nsec;
-	a->mtimensec = (uint32_t)st->st_mtim.tv_nsec;
-	a->ctimensec = (uint32_t)st->st_ctim.tv_nsec;
-	a->mode = st->st_mode;
-	a->nlink = (uint32_t)st->st_nlink;
-	a->uid = st->st_uid;
-	a->gid = st->st_gid;
-	a->rdev = (uint32_t)st->st_rdev;
-	a->blksize = (uint32_t)st->st_blksize;
-}
-
 static void split_timeout(double t, uint64_t *sec, uint32_t *nsec)
 {
 	if (!(t > 0)) {
@@ -199,7 +175,7 @@ static void fill_entry(struct rf_req *req, struct fuse_entry_out *o, const struc
 	o->generation = e->generation;
 	split_timeout(e->entry_timeout, &o->entry_valid, &o->entry_valid_nsec);
 	split_timeout(e->attr_timeout, &o->attr_valid, &o->attr_valid_nsec);
-	fill_attr(&o->attr, &e->attr);
+	rf_fuse_attr(&o->attr, &e->attr);
 }
 
 void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
@@ -262,7 +238,7 @@ void rf_reply_attr(struct rf_req *req, const struct stat *st, double timeout)
 		return;
 	memset(&o, 0, sizeof(o));
 	split_timeout(timeout, &o.attr_valid, &o.attr_valid_nsec);
-	fill_attr(&o.attr, st);
+	rf_fuse_attr(&o.attr, st);
 	finish_body(req, &o, sizeof(o));
 }
 
