@@ -78,7 +78,7 @@ BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencect
               $(BUILD)/ringfence-fsck $(BUILD)/ringfence-plugin-check
 PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
               $(patsubst %,$(BUILD)/tests/plugins/%.so,$(TEST_PLUGINS))
-UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS)) $(BUILD)/tests/check_fuse_opt_debian
+UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS)) $(BUILD)/tests/check_libfuse_debian
 
 URING_LIBS  := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
 SECCOMP_LIBS := $(shell pkg-config --libs libseccomp 2>/dev/null || echo -lseccomp)
@@ -132,7 +132,7 @@ $(ABI_LIB): $(BUILD)/abi/stubs.c
 # libfuse3.so.3 for unmodified libfuse programs: Debian's libfuse3-dev
 # headers give the structures, libfuse3.map the symbol versions of
 # Debian's libfuse3-3; nothing but the map's names leaves it.
-LIBFUSE_SRC  := $(wildcard libfuse/*.c)
+LIBFUSE_SRC  := $(wildcard libfuse/*.c) ipc/fuse_attr.c
 LIBFUSE      := $(BUILD)/libfuse/libfuse3.so.3
 FUSE3_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 
@@ -195,14 +195,14 @@ UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
 UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
 # against the library in the build tree, not the system's of that soname
-UNIT_DEPS_check_fuse_opt := $(LIBFUSE) -Wl,-rpath,$(abspath $(BUILD)/libfuse)
-$(BUILD)/tests/check_fuse_opt: $(LIBFUSE)
-$(BUILD)/obj/tests/unit/check_fuse_opt.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse
+UNIT_DEPS_check_libfuse := $(LIBFUSE) -Wl,-rpath,$(abspath $(BUILD)/libfuse)
+$(BUILD)/tests/check_libfuse: $(LIBFUSE)
+$(BUILD)/obj/tests/unit/check_libfuse.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse -Iipc
 # the same tests against Debian's libfuse3-3: what they expect is libfuse's
-$(BUILD)/obj/tests/unit/check_fuse_opt_debian.o: tests/unit/check_fuse_opt.c $(BUILD)/paths
+$(BUILD)/obj/tests/unit/check_libfuse_debian.o: tests/unit/check_libfuse.c $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(CHECK_CFLAGS) $(FUSE3_CFLAGS) -Ilibfuse $(PIE) -DRF_AGAINST_DEBIAN -c -o $@ $<
-$(BUILD)/tests/check_fuse_opt_debian: $(BUILD)/obj/tests/unit/check_fuse_opt_debian.o
+$(BUILD)/tests/check_libfuse_debian: $(BUILD)/obj/tests/unit/check_libfuse_debian.o
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< -l:libfuse3.so.3 $(CHECK_LIBS) -ldl
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o

@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * ringfence's libfuse3.so.3 (libfuse/): the option parser and the command
- * line every libfuse program hands it, as the libfuse3-dev headers
- * describe them. check_fuse_opt runs against the library in the build tree
- * (its run path), which the first test makes sure of; check_fuse_opt_debian
+ * ringfence's libfuse3.so.3 (libfuse/): the option parser, the command
+ * line every libfuse program hands it and the directory entries it builds,
+ * as the libfuse3-dev headers describe them. check_libfuse runs against the library in the build tree
+ * (its run path), which the first test makes sure of; check_libfuse_debian
  * (RF_AGAINST_DEBIAN) runs the same tests against Debian's libfuse3-3,
  * but for what ringfence's does differently on purpose, so that the
  * expectations are libfuse's own.
  */
 #include "check_main.h"
 #include <dlfcn.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse_uapi.h"
 #include "libfuse.h"
 
 int fuse_parse_cmdline_30(struct fuse_args *args, struct fuse_cmdline_opts *opts);
@@ -344,9 +346,87 @@ START_TEST(test_cmdline_mountpoint_as_given)
 END_TEST
 #endif
 
+/* READDIR's entries in the kernel's format, each padded to 8 bytes; one
+ * that does not fit is not written, and its size is said all the same */
+START_TEST(test_direntry)
+{
+	struct stat st = { .st_ino = 77, .st_mode = S_IFDIR | 0755 };
+	char buf[64];
+	const struct fuse_dirent *d = (const void *)buf;
+	size_t n;
+
+	memset(buf, 0xee, sizeof(buf));
+	n = fuse_add_direntry(NULL, buf, sizeof(buf), "hello", &st, 12);
+	ck_assert_uint_eq(n, 32); /* 24 + 5, padded */
+	ck_assert_uint_eq(d->ino, 77);
+	ck_assert_uint_eq(d->off, 12);
+	ck_assert_uint_eq(d->namelen, 5);
+	ck_assert_uint_eq(d->type, S_IFDIR >> 12);
+	ck_assert_int_eq(memcmp(d->name, "hello\0\0\0", 8), 0);
+	ck_assert_uint_eq((unsigned char)buf[32], 0xee);
+	/* too small, or no buffer: the size only */
+	ck_assert_uint_eq(fuse_add_direntry(NULL, buf + 32, 31, "hello", &st, 13), 32);
+	ck_assert_uint_eq((unsigned char)buf[32], 0xee);
+	ck_assert_uint_eq(fuse_add_direntry(NULL, NULL, 0, "a-longer-name", &st, 1), 40);
+}
+END_TEST
+
+/* READDIRPLUS's: the entry's reply, then the entry; timeouts split as
+ * libfuse splits them */
+START_TEST(test_direntry_plus)
+{
+	struct fuse_entry_param e = {
+		.ino = 99,
+		.generation = 3,
+		.attr = { .st_ino = 99,
+			  .st_mode = S_IFREG | 0644,
+			  .st_nlink = 1,
+			  .st_uid = 1000,
+			  .st_gid = 100,
+			  .st_size = 4096,
+			  .st_blocks = 8,
+			  .st_blksize = 4096,
+			  .st_mtim = { 1700000000, 5 } },
+		.attr_timeout = 1.5,
+		.entry_timeout = -2.0,
+	};
+	static char buf[256];
+	const struct fuse_direntplus *dp = (const void *)buf;
+	size_t n;
+
+	n = fuse_add_direntry_plus(NULL, buf, sizeof(buf), "f", &e, 7);
+	ck_assert_uint_eq(n, 160); /* 128 + 24 + 1, padded */
+	ck_assert_uint_eq(dp->entry_out.nodeid, 99);
+	ck_assert_uint_eq(dp->entry_out.generation, 3);
+	ck_assert_uint_eq(dp->entry_out.entry_valid, 0);
+	ck_assert_uint_eq(dp->entry_out.entry_valid_nsec, 0);
+	ck_assert_uint_eq(dp->entry_out.attr_valid, 1);
+	ck_assert_uint_eq(dp->entry_out.attr_valid_nsec, 500000000);
+	ck_assert_uint_eq(dp->entry_out.attr.ino, 99);
+	ck_assert_uint_eq(dp->entry_out.attr.size, 4096);
+	ck_assert_uint_eq(dp->entry_out.attr.blocks, 8);
+	ck_assert_uint_eq(dp->entry_out.attr.mode, S_IFREG | 0644);
+	ck_assert_uint_eq(dp->entry_out.attr.uid, 1000);
+	ck_assert_uint_eq(dp->entry_out.attr.mtime, 1700000000);
+	ck_assert_uint_eq(dp->entry_out.attr.mtimensec, 5);
+	ck_assert_uint_eq(dp->entry_out.attr.blksize, 4096);
+	ck_assert_uint_eq(dp->entry_out.attr.flags, 0);
+	ck_assert_uint_eq(dp->dirent.ino, 99);
+	ck_assert_uint_eq(dp->dirent.off, 7);
+	ck_assert_uint_eq(dp->dirent.namelen, 1);
+	ck_assert_uint_eq(dp->dirent.type, S_IFREG >> 12);
+	ck_assert_int_eq(memcmp(dp->dirent.name, "f\0\0\0\0\0\0", 7), 0);
+	ck_assert_uint_eq(fuse_add_direntry_plus(NULL, buf, 159, "f", &e, 7), 160);
+	/* a timeout past what fits is the most that does */
+	e.attr_timeout = 1e30;
+	fuse_add_direntry_plus(NULL, buf, sizeof(buf), "f", &e, 7);
+	ck_assert_uint_eq(dp->entry_out.attr_valid, ULONG_MAX);
+}
+END_TEST
+
 static Suite *opt_suite(void)
 {
-	Suite *s = suite_create("fuse_opt");
+	Suite *s = suite_create("libfuse");
 	TCase *tc = tcase_create("options");
 
 	tcase_add_test(tc, test_the_library_is_the_one_meant);
@@ -365,6 +445,10 @@ static Suite *opt_suite(void)
 #ifndef RF_AGAINST_DEBIAN
 	tcase_add_test(tc, test_cmdline_mountpoint_as_given);
 #endif
+	suite_add_tcase(s, tc);
+	tc = tcase_create("directory entries");
+	tcase_add_test(tc, test_direntry);
+	tcase_add_test(tc, test_direntry_plus);
 	suite_add_tcase(s, tc);
 	return s;
 }
