@@ -4,8 +4,8 @@
  *
  * It serves a root with eight small files, and then, from a seed it logs:
  *  - answers a request wrongly now and then: another request's id (always
- *    even: an odd one is an interrupt's, and the kernel WARNs on those,
- *    which is the second hostile-plugin issue's to close), a body of a
+ *    even: an odd one is an interrupt's, on which the kernel WARNs; the
+ *    keeper answers under the recorded id, which t_hostile2 checks), a body of a
  *    random length, a random node id, an errno out of range, two answers,
  *    none at all, an answer from another thread later, or an answer bearing
  *    the id of a FORGET (which has none);

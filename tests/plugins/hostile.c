@@ -3,7 +3,7 @@
  * hostile: a test plugin that attacks its sandbox, one attack per lookup of
  * "attack-NAME" in the root. An attack that the kernel merely refuses is
  * answered with the errno it got; one that unexpectedly succeeds is answered
- * ENOTRECOVERABLE; one that seccomp traps never returns (the worker dies).
+ * ENOTRECOVERABLE; one that seccomp traps never returns (its process dies).
  *
  * It knows the worker's internals, as an attacker who reads the source
  * would, and uses them to submit on its queue's ring directly.
