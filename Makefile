@@ -138,9 +138,10 @@ FUSE3_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 
 $(BUILD)/pic/libfuse/%.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse -fvisibility=hidden
 
-$(LIBFUSE): $(call pobj,$(LIBFUSE_SRC)) libfuse/libfuse3.map
+# It answers through the plugin ABI (rf_reply_*), as a plugin does.
+$(LIBFUSE): $(call pobj,$(LIBFUSE_SRC)) libfuse/libfuse3.map $(ABI_LIB)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,libfuse3.so.3 -Wl,--version-script,libfuse/libfuse3.map -Wl,-z,defs -o $@ $(call pobj,$(LIBFUSE_SRC))
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,libfuse3.so.3 -Wl,--version-script,libfuse/libfuse3.map -Wl,-z,defs -o $@ $(call pobj,$(LIBFUSE_SRC)) $(ABI_LIB)
 
 $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie -rdynamic -Wl,-soname,$(ABI_SONAME) $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
@@ -194,8 +195,9 @@ UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj
 	$(BUILD)/obj/worker/title.o $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
 UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
-# against the library in the build tree, not the system's of that soname
-UNIT_DEPS_check_libfuse := $(LIBFUSE) -Wl,-rpath,$(abspath $(BUILD)/libfuse)
+# against the library in the build tree, not the system's of that soname;
+# its rf_* (the plugin ABI it needs) are the test's own, under the ABI's soname
+UNIT_DEPS_check_libfuse := $(LIBFUSE) -Wl,-rpath,$(abspath $(BUILD)/libfuse) -Wl,--allow-shlib-undefined
 $(BUILD)/tests/check_libfuse: $(LIBFUSE)
 $(BUILD)/obj/tests/unit/check_libfuse.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse -Iipc
 # the same tests against Debian's libfuse3-3: what they expect is libfuse's

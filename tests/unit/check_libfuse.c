@@ -10,6 +10,10 @@
  */
 #include "check_main.h"
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,7 +21,7 @@
 #include <string.h>
 
 #include "fuse_uapi.h"
-#include "libfuse.h"
+#include "libfuse_i.h"
 
 int fuse_parse_cmdline_30(struct fuse_args *args, struct fuse_cmdline_opts *opts);
 
@@ -424,6 +428,478 @@ START_TEST(test_direntry_plus)
 }
 END_TEST
 
+#ifndef RF_AGAINST_DEBIAN
+/* ---- the bridge: a program's operations and answers as a plugin's ----
+ * This binary stands in for the plugin host: its rf_* (the plugin ABI,
+ * under the soname libfuse3.so.3 asks for) record what they are told. */
+struct rf_req {
+	void *userdata;
+};
+
+static struct {
+	char what[32];
+	int err;
+	uint64_t ino, fh, a;
+	uint32_t flags;
+	double timeout;
+	struct stat st;
+	char data[256];
+	size_t len;
+	int fd;
+	int nadd;
+	char names[4][16];
+	uint64_t inos[4];
+	off_t offs[4];
+	mode_t modes[4];
+	char log[256];
+} got;
+
+static void record(const char *what)
+{
+	snprintf(got.what, sizeof(got.what), "%s", what);
+}
+
+void rf_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(got.log, sizeof(got.log), fmt, ap);
+	va_end(ap);
+}
+
+const struct rf_req_ctx *rf_req_ctx(const struct rf_req *req)
+{
+	static const struct rf_req_ctx c = { .uid = 1000, .gid = 100, .pid = 42, .umask = 022 };
+
+	(void)req;
+	return &c;
+}
+
+void *rf_req_userdata(const struct rf_req *req)
+{
+	return req->userdata;
+}
+
+int rf_req_interrupted(const struct rf_req *req)
+{
+	(void)req;
+	return 1;
+}
+
+void rf_reply_err(struct rf_req *req, int err)
+{
+	(void)req;
+	record("err");
+	got.err = err;
+}
+
+void rf_reply_ok(struct rf_req *req)
+{
+	(void)req;
+	record("ok");
+}
+
+void rf_reply_entry(struct rf_req *req, const struct rf_entry *e)
+{
+	(void)req;
+	record("entry");
+	got.ino = e->ino;
+	got.st = e->attr;
+	got.timeout = e->entry_timeout;
+}
+
+void rf_reply_create(struct rf_req *req, const struct rf_entry *e, uint64_t fh, uint32_t open_flags)
+{
+	(void)req;
+	record("create");
+	got.ino = e->ino;
+	got.fh = fh;
+	got.flags = open_flags;
+}
+
+void rf_reply_attr(struct rf_req *req, const struct stat *st, double timeout)
+{
+	(void)req;
+	record("attr");
+	got.st = *st;
+	got.timeout = timeout;
+}
+
+void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags)
+{
+	(void)req;
+	record("open");
+	got.fh = fh;
+	got.flags = open_flags;
+}
+
+void rf_reply_readlink(struct rf_req *req, const char *target)
+{
+	(void)req;
+	record("readlink");
+	snprintf(got.data, sizeof(got.data), "%s", target);
+}
+
+void rf_reply_statfs(struct rf_req *req, const struct statvfs *st)
+{
+	(void)req;
+	record("statfs");
+	got.a = st->f_bsize;
+}
+
+void rf_reply_data(struct rf_req *req, const void *buf, size_t len)
+{
+	(void)req;
+	record("data");
+	got.len = len < sizeof(got.data) ? len : sizeof(got.data);
+	memcpy(got.data, buf, got.len);
+}
+
+void rf_reply_data_fd(struct rf_req *req, int fd, off_t off, size_t len)
+{
+	(void)req;
+	record("data_fd");
+	got.fd = fd;
+	got.a = (uint64_t)off;
+	got.len = len;
+}
+
+void rf_reply_write(struct rf_req *req, size_t written)
+{
+	(void)req;
+	record("write");
+	got.len = written;
+}
+
+void rf_reply_xattr_size(struct rf_req *req, size_t size)
+{
+	(void)req;
+	record("xattr_size");
+	got.len = size;
+}
+
+void rf_reply_lseek(struct rf_req *req, off_t off)
+{
+	(void)req;
+	record("lseek");
+	got.a = (uint64_t)off;
+}
+
+static void added(const char *name, uint64_t ino, mode_t mode, off_t next_off)
+{
+	if (got.nadd < 4) {
+		snprintf(got.names[got.nadd], sizeof(got.names[0]), "%s", name);
+		got.inos[got.nadd] = ino;
+		got.modes[got.nadd] = mode;
+		got.offs[got.nadd] = next_off;
+	}
+	got.nadd++;
+}
+
+int rf_dirbuf_add(struct rf_req *req, const char *name, const struct stat *st, off_t next_off)
+{
+	(void)req;
+	added(name, st->st_ino, st->st_mode, next_off);
+	return 0;
+}
+
+int rf_dirbuf_add_plus(struct rf_req *req, const char *name, const struct rf_entry *e,
+		       off_t next_off)
+{
+	(void)req;
+	added(name, e->ino, e->attr.st_mode, next_off);
+	got.timeout = e->attr_timeout;
+	got.st = e->attr;
+	return 0;
+}
+
+void rf_reply_dirbuf(struct rf_req *req)
+{
+	(void)req;
+	record("dirbuf");
+}
+
+/* ---- a program against <fuse_lowlevel.h> ---- */
+static int program_data = 7;
+static unsigned int init_max_write;
+static uint64_t forgotten;
+
+static void p_init(void *userdata, struct fuse_conn_info *conn)
+{
+	ck_assert_ptr_eq(userdata, &program_data);
+	init_max_write = conn->max_write;
+}
+
+static void p_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e = { .ino = parent + 10, .attr_timeout = 1, .entry_timeout = 2 };
+
+	ck_assert_ptr_eq(fuse_req_userdata(req), &program_data);
+	ck_assert_uint_eq(fuse_req_ctx(req)->uid, 1000);
+	if (strcmp(name, "wrong") == 0) {
+		fuse_reply_attr(req, &e.attr, 1);
+		return;
+	}
+	e.attr.st_mode = S_IFREG | 0640;
+	e.attr.st_ino = e.ino;
+	fuse_reply_entry(req, &e);
+}
+
+static void p_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	forgotten += ino * nlookup;
+	fuse_reply_none(req);
+}
+
+static void p_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	ck_assert_int_eq(fi->flags, O_RDWR);
+	fi->fh = ino * 2;
+	fi->direct_io = 1;
+	fi->noflush = 1;
+	fuse_reply_open(req, fi);
+}
+
+static int data_fd = -1;
+
+static void p_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+
+	(void)ino;
+	if (fi->fh == 1) {
+		fuse_reply_buf(req, "hello", 5);
+		return;
+	}
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = data_fd;
+	bv.buf[0].pos = off;
+	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void p_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+			struct fuse_file_info *fi)
+{
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	ssize_t n;
+
+	(void)ino;
+	(void)fi;
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = data_fd;
+	out.buf[0].pos = off;
+	n = fuse_buf_copy(&out, in, 0);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void p_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct stat st = { .st_ino = 5, .st_mode = S_IFDIR };
+	char buf[128];
+	size_t n;
+
+	(void)ino;
+	(void)off;
+	(void)fi;
+	ck_assert_uint_ge(size, sizeof(buf));
+	n = fuse_add_direntry(req, buf, sizeof(buf), ".", &st, 1);
+	st.st_ino = 6;
+	st.st_mode = S_IFLNK;
+	n += fuse_add_direntry(req, buf + n, sizeof(buf) - n, "link", &st, 2);
+	fuse_reply_buf(req, buf, n);
+}
+
+static void p_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e = { .ino = 9, .attr_timeout = 1.5 };
+	char buf[256];
+
+	(void)ino;
+	(void)size;
+	(void)off;
+	(void)fi;
+	e.attr.st_ino = 9;
+	e.attr.st_mode = S_IFREG | 0600;
+	e.attr.st_size = 12345;
+	fuse_reply_buf(req, buf, fuse_add_direntry_plus(req, buf, sizeof(buf), "f", &e, 3));
+}
+
+static const struct fuse_lowlevel_ops program = {
+	.init = p_init,
+	.lookup = p_lookup,
+	.forget = p_forget,
+	.open = p_open,
+	.read = p_read,
+	.write_buf = p_write_buf,
+	.readdir = p_readdir,
+	.readdirplus = p_readdirplus,
+};
+
+static struct fuse_session *se;
+static const struct rf_plugin *plug;
+static struct rf_req rq;
+
+static void bridge_setup(void)
+{
+	char *argv[] = { "prog", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
+	struct rf_init_args ia = { .max_write = 131072 };
+	void *ud = NULL;
+
+	memset(&got, 0, sizeof(got));
+	se = fuse_session_new(&args, &program, sizeof(program), &program_data);
+	ck_assert_ptr_nonnull(se);
+	plug = rf_libfuse_plugin(se);
+	ck_assert_ptr_nonnull(plug);
+	ck_assert_int_eq(plug->init(&ia, &ud), 0);
+	ck_assert_ptr_eq(ud, se);
+	ck_assert_uint_eq(init_max_write, 131072);
+	rq.userdata = ud;
+}
+
+static void bridge_teardown(void)
+{
+	fuse_session_destroy(se);
+}
+
+START_TEST(test_bridge_entry_and_wrong_answer)
+{
+	plug->lookup(&rq, 1, "a");
+	ck_assert_str_eq(got.what, "entry");
+	ck_assert_uint_eq(got.ino, 11);
+	ck_assert_uint_eq(got.st.st_mode, S_IFREG | 0640);
+	ck_assert(got.timeout == 2.0);
+	/* an answer of the wrong kind: EIO, said in the log */
+	plug->lookup(&rq, 1, "wrong");
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, EIO);
+	ck_assert_ptr_nonnull(strstr(got.log, "attributes"));
+	/* what the program has no operation for: ENOSYS; but as libfuse
+	 * does, opendir and releasedir succeed and statfs has a default */
+	plug->mkdir(&rq, 1, "d", 0755);
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, ENOSYS);
+	plug->opendir(&rq, 1, O_RDONLY);
+	ck_assert_str_eq(got.what, "open");
+	ck_assert_uint_eq(got.fh, 0);
+	plug->releasedir(&rq, 1, 0);
+	ck_assert_str_eq(got.what, "ok");
+	plug->statfs(&rq, 1);
+	ck_assert_str_eq(got.what, "statfs");
+	ck_assert_uint_eq(got.a, 512);
+}
+END_TEST
+
+START_TEST(test_bridge_forget_open_read_write)
+{
+	char path[] = "/tmp/check_libfuse.XXXXXX";
+	char back[6] = { 0 };
+
+	plug->forget(se, 3, 4);
+	ck_assert_uint_eq(forgotten, 12);
+	plug->open(&rq, 4, O_RDWR);
+	ck_assert_str_eq(got.what, "open");
+	ck_assert_uint_eq(got.fh, 8);
+	ck_assert_uint_eq(got.flags, RF_OPEN_DIRECT_IO | RF_OPEN_NOFLUSH);
+	plug->read(&rq, 4, 1, 0, 100);
+	ck_assert_str_eq(got.what, "data");
+	ck_assert_uint_eq(got.len, 5);
+	ck_assert_int_eq(memcmp(got.data, "hello", 5), 0);
+	/* one file at an offset: ringfence reads it */
+	data_fd = mkstemp(path);
+	ck_assert_int_ge(data_fd, 0);
+	unlink(path);
+	plug->read(&rq, 4, 2, 4096, 100);
+	ck_assert_str_eq(got.what, "data_fd");
+	ck_assert_int_eq(got.fd, data_fd);
+	ck_assert_uint_eq(got.a, 4096);
+	ck_assert_uint_eq(got.len, 100);
+	/* a write through the program's write_buf: into its file */
+	plug->write(&rq, 4, 2, 10, "world", 5);
+	ck_assert_str_eq(got.what, "write");
+	ck_assert_uint_eq(got.len, 5);
+	ck_assert_int_eq(pread(data_fd, back, 5, 10), 5);
+	ck_assert_str_eq(back, "world");
+	close(data_fd);
+	data_fd = -1;
+}
+END_TEST
+
+/* the program's buffer of entries, read back into ringfence's listing */
+START_TEST(test_bridge_listings)
+{
+	plug->readdir(&rq, 1, 0, 0, 4096);
+	ck_assert_str_eq(got.what, "dirbuf");
+	ck_assert_int_eq(got.nadd, 2);
+	ck_assert_str_eq(got.names[0], ".");
+	ck_assert_uint_eq(got.inos[0], 5);
+	ck_assert_uint_eq(got.modes[0], S_IFDIR);
+	ck_assert_int_eq(got.offs[0], 1);
+	ck_assert_str_eq(got.names[1], "link");
+	ck_assert_uint_eq(got.modes[1], S_IFLNK);
+	ck_assert_int_eq(got.offs[1], 2);
+	got.nadd = 0;
+	ck_assert_ptr_nonnull(plug->readdirplus);
+	plug->readdirplus(&rq, 1, 0, 0, 4096);
+	ck_assert_str_eq(got.what, "dirbuf");
+	ck_assert_int_eq(got.nadd, 1);
+	ck_assert_str_eq(got.names[0], "f");
+	ck_assert_uint_eq(got.inos[0], 9);
+	ck_assert_uint_eq(got.st.st_size, 12345);
+	ck_assert(got.timeout == 1.5);
+	/* a listing whose entry runs past the buffer ends before it */
+	{
+		char buf[64];
+		struct stat st = { .st_ino = 1, .st_mode = S_IFREG };
+		size_t n = fuse_add_direntry(NULL, buf, sizeof(buf), "abc", &st, 1);
+		struct fuse_req *req = calloc(1, sizeof(*req));
+
+		req->r = &rq;
+		req->se = se;
+		req->kind = LL_DIR;
+		got.nadd = 0;
+		fuse_reply_buf(req, buf, n - 4);
+		ck_assert_int_eq(got.nadd, 0);
+		ck_assert_str_eq(got.what, "dirbuf");
+	}
+}
+END_TEST
+
+START_TEST(test_buf_copy)
+{
+	char path[] = "/tmp/check_libfuse.XXXXXX";
+	int fd = mkstemp(path);
+	char in[10] = "0123456789", out[10];
+	struct fuse_bufvec src = FUSE_BUFVEC_INIT(10), dst = FUSE_BUFVEC_INIT(10);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	src.buf[0].mem = in;
+	dst.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	dst.buf[0].fd = fd;
+	dst.buf[0].pos = 100;
+	ck_assert_int_eq(fuse_buf_copy(&dst, &src, 0), 10);
+	src = (struct fuse_bufvec)FUSE_BUFVEC_INIT(10);
+	src.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	src.buf[0].fd = fd;
+	src.buf[0].pos = 102;
+	dst = (struct fuse_bufvec)FUSE_BUFVEC_INIT(10);
+	dst.buf[0].mem = out;
+	ck_assert_int_eq(fuse_buf_copy(&dst, &src, 0), 8); /* the file ends */
+	ck_assert_int_eq(memcmp(out, "23456789", 8), 0);
+	ck_assert_uint_eq(fuse_buf_size(&src), 10);
+	close(fd);
+}
+END_TEST
+#endif
+
 static Suite *opt_suite(void)
 {
 	Suite *s = suite_create("libfuse");
@@ -450,6 +926,15 @@ static Suite *opt_suite(void)
 	tcase_add_test(tc, test_direntry);
 	tcase_add_test(tc, test_direntry_plus);
 	suite_add_tcase(s, tc);
+#ifndef RF_AGAINST_DEBIAN
+	tc = tcase_create("the bridge to the plugin ABI");
+	tcase_add_checked_fixture(tc, bridge_setup, bridge_teardown);
+	tcase_add_test(tc, test_bridge_entry_and_wrong_answer);
+	tcase_add_test(tc, test_bridge_forget_open_read_write);
+	tcase_add_test(tc, test_bridge_listings);
+	tcase_add_test(tc, test_buf_copy);
+	suite_add_tcase(s, tc);
+#endif
 	return s;
 }
 
