@@ -554,8 +554,6 @@ static void serve(void)
 	struct rf_msg_ready ready = { .transport = W.cfg.transport, .nqueues = W.nqueues };
 	uint32_t q;
 
-	if (W.cfg.adopt)
-		rf_rescue_bound(&W);
 	rf_queues_serve(&W);
 	if (W.host_pid && W.cfg.host_restart)
 		rf_host_reaper_start(&W);
@@ -773,6 +771,11 @@ int main(int argc, char **argv)
 		W.host_ipc_fd = -1;
 	}
 	enter_sandbox_drop(false);
+	/* what bounds the rescue, read as late as the keeper may still close
+	 * a descriptor: where it runs the plugin itself, the plugin's seccomp
+	 * policy comes next */
+	if (W.cfg.adopt)
+		rf_rescue_bound(&W);
 	if (alone)
 		/* no host: the keeper answers */
 		start_plugin(plugin_fd, sc_policy, sandbox);
