@@ -201,12 +201,13 @@ static int core_dir_ready(struct rf_tenant *t)
 
 /*
  * The connection's count of requests the kernel has not ended, for a
- * successor to read once it is about to finish what the dead worker left:
- * it bounds how many requests no worker received, and so how many ids the
- * successor asks the kernel for (worker/keeper/rescue.c). Read then, not
- * now: the dead worker's ring is torn down in the kernel's own time, and
- * until then a request can still go to one of its idle entries. -1 where
- * fusectl has no such file: the successor then asks for every id it may.
+ * successor to read once its set-up is done, before it finishes what the
+ * dead worker left: it bounds how many requests no worker received, and so
+ * how many ids the successor asks the kernel for (worker/keeper/rescue.c).
+ * Read then, not now: the dead worker's ring is torn down in the kernel's
+ * own time, and until then a request can still go to one of its idle
+ * entries. -1 where fusectl has no such file: the successor then asks for
+ * every id it may.
  */
 static int open_waiting(const struct rf_tenant *t)
 {

@@ -113,7 +113,7 @@ static void recv_config(void)
 		fatalx("CONFIG: %d descriptors for a state of %llu + %llu bytes%s", m.nfds,
 		       (unsigned long long)W.cfg.restore_size, (unsigned long long)W.cfg.state_size,
 		       W.cfg.waiting ? " and the waiting count" : "");
-	/* read when the rescue starts (rf_rescue_bound), closed then */
+	/* read once the keeper is set up (rf_rescue_bound), closed then */
 	W.waiting_fd = W.cfg.waiting ? m.fds[m.nfds - 2] : -1;
 	if (total) {
 		/* at one address in every generation (the upper half of the

@@ -44,7 +44,7 @@ pid_t rf_host_respawn(struct rf_worker *w, uint32_t generation);
 void rf_rescue_plan(struct rf_worker *w);
 
 /* rescue.c: what bounds that list, read from the kernel's count of its
- * requests (w->waiting_fd) once the rescue is about to start, and closed;
+ * requests (w->waiting_fd) once the keeper's set-up is done, and closed;
  * rf_rescue_budget is the pure part, over a count already read (-1: none). */
 void rf_rescue_bound(struct rf_worker *w);
 void rf_rescue_budget(struct rf_worker *w, int64_t waiting);
