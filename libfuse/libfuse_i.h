@@ -41,6 +41,7 @@ struct fuse_req {
 };
 
 void rf_ll_req_free(struct fuse_req *req);
+void rf_ll_forget(struct fuse_session *se, uint64_t ino, uint64_t nlookup);
 
 /* The program's session as a ringfence plugin, for the plugin host (NULL
  * for any other session than the process's one). */

@@ -225,9 +225,10 @@ static void a_lookup(struct rf_req *r, uint64_t parent, const char *name)
 	CALL(lookup, LL_ENTRY, parent, name);
 }
 
-static void a_forget(void *userdata, uint64_t ino, uint64_t nlookup)
+/* @nlookup lookups of @ino dropped: the program's forget (or forget_multi,
+ * of one), with a request of its own for its fuse_reply_none */
+void rf_ll_forget(struct fuse_session *se, uint64_t ino, uint64_t nlookup)
 {
-	struct fuse_session *se = userdata;
 	struct fuse_req *req;
 
 	if (!se->op.forget && !se->op.forget_multi)
@@ -242,6 +243,11 @@ static void a_forget(void *userdata, uint64_t ino, uint64_t nlookup)
 
 		se->op.forget_multi(req, 1, &one);
 	}
+}
+
+static void a_forget(void *userdata, uint64_t ino, uint64_t nlookup)
+{
+	rf_ll_forget(userdata, ino, nlookup);
 }
 
 static void a_getattr(struct rf_req *r, uint64_t ino, uint64_t fh)

@@ -179,23 +179,8 @@ static void stat_of(struct stat *st, const struct fuse_attr *a)
  * counted is undone, as libfuse's kernel would never have seen it. */
 static void unsent(struct fuse_req *req, uint64_t ino)
 {
-	struct fuse_session *se = req->se;
-	struct fuse_req *f;
-
-	if (!ino || (!se->op.forget && !se->op.forget_multi))
-		return;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return;
-	f->se = se;
-	f->kind = LL_NONE;
-	if (se->op.forget) {
-		se->op.forget(f, ino, 1);
-	} else {
-		struct fuse_forget_data one = { .ino = ino, .nlookup = 1 };
-
-		se->op.forget_multi(f, 1, &one);
-	}
+	if (ino)
+		rf_ll_forget(req->se, ino, 1);
 }
 
 /* Each entry of @buf read back into ringfence's listing; a malformed one
