@@ -17,6 +17,14 @@
 #include "keeper_i.h"
 #include "uring_uapi.h"
 
+/* How many ids past the newest received the plan asks for, without the
+ * kernel's count: at most one lost request per entry, behind the requests
+ * that were queued when the worker died. */
+static uint64_t ids_ahead(const struct rf_worker *w)
+{
+	return (uint64_t)w->geom.nslots + 16;
+}
+
 void rf_rescue_plan(struct rf_worker *w)
 {
 	uint64_t hi = 0, lo = UINT64_MAX, ahead, id;
@@ -49,9 +57,7 @@ void rf_rescue_plan(struct rf_worker *w)
 		return;
 	if (hi - lo > 2ULL * (RF_SEEN_IDS - 1))
 		lo = hi - 2ULL * (RF_SEEN_IDS - 1);
-	/* past the newest id received: at most one lost request per entry,
-	 * behind the requests that were queued when the worker died */
-	ahead = 2ULL * (w->geom.nslots + 16);
+	ahead = 2 * ids_ahead(w);
 	w->rescue = calloc((hi + ahead - lo) / 2 + 1, sizeof(*w->rescue));
 	w->rescue_misses = calloc((hi + ahead - lo) / 2 + 1, sizeof(*w->rescue_misses));
 	if (!w->rescue || !w->rescue_misses)
@@ -433,7 +439,7 @@ void rf_rescue_budget(struct rf_worker *w, int64_t waiting)
 	 * unseen (its client killed while it was queued), for which a few
 	 * ids more are asked for. Ids past that were not given out yet, or
 	 * to requests made since, which queue and are not lost. */
-	if (w->rescue_hi && (uint64_t)w->rescue_budget + RF_RESCUE_SLACK < w->geom.nslots + 16) {
+	if (w->rescue_hi && (uint64_t)w->rescue_budget + RF_RESCUE_SLACK < ids_ahead(w)) {
 		uint64_t top = w->rescue_hi + 2 * ((uint64_t)w->rescue_budget + RF_RESCUE_SLACK);
 
 		for (i = 0; i < w->nrescue && w->rescue[i] > top; i++)
