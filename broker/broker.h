@@ -189,6 +189,10 @@ int rf_init_negotiate(const struct fuse_init_in *in, const struct rf_mount_polic
 int rf_mount_attach(struct rf_tenant *t);
 void rf_mount_detach(struct rf_tenant *t);
 int rf_mount_abort(struct rf_tenant *t);
+/* @file of @t's connection in fusectl, opened with @flags (the fd, or
+ * -errno; -ENOENT before the connection is known); its path in @path */
+int rf_mount_fusectl(const struct rf_tenant *t, const char *file, int flags, char *path,
+		     size_t len);
 /* Whether @t's FUSE connection is still up: the kernel's word (a worker's
  * exit status saying it ended is not taken for it). */
 bool rf_mount_connected(const struct rf_tenant *t);

@@ -307,17 +307,25 @@ bool rf_mount_connected(const struct rf_tenant *t)
 	return !(pfd.revents & (POLLERR | POLLNVAL));
 }
 
+int rf_mount_fusectl(const struct rf_tenant *t, const char *file, int flags, char *path, size_t len)
+{
+	int fd;
+
+	snprintf(path, len, "/sys/fs/fuse/connections/%u/%s", t->conn_id, file);
+	if (!t->conn_id)
+		return -ENOENT;
+	fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int rf_mount_abort(struct rf_tenant *t)
 {
 	char path[128];
 	int fd, r = 0;
 
-	if (!t->conn_id)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", t->conn_id);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = rf_mount_fusectl(t, "abort", O_WRONLY, path, sizeof(path));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (write(fd, "1", 1) != 1)
 		r = -errno;
 	close(fd);

@@ -211,17 +211,15 @@ static int core_dir_ready(struct rf_tenant *t)
  */
 static int open_waiting(const struct rf_tenant *t)
 {
-	char path[64];
-	int fd;
+	char path[128];
+	int fd = rf_mount_fusectl(t, "waiting", O_RDONLY, path, sizeof(path));
 
-	if (!t->conn_id)
+	if (fd == -ENOENT && !t->conn_id)
 		return -1;
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/waiting", t->conn_id);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		log_warnx("%s: %s: %s (its successor asks for every id)", t->pol.name, path,
-			  strerror(errno));
-	return fd;
+			  strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static int send_config(struct rf_tenant *t, const struct io_uring_params *params, int host_fd)
