@@ -235,7 +235,7 @@ struct rf_worker {
 	_Atomic uint32_t *rescue_misses; /* queues that do not have it */
 	uint64_t rescue_hi; /* the newest id received: ids up to it were issued */
 	uint32_t nrescue;
-	int waiting_fd; /* the connection's fusectl "waiting" file, until the rescue */
+	int waiting_fd; /* the connection's fusectl "waiting" file, until rf_rescue_bound */
 	/* how many requests at most no worker holds (rf_rescue_bound): the
 	 * rescue and adoption stop asking once they found that many; -1
 	 * where the kernel's count is not known */
