@@ -9,7 +9,9 @@
 # The tests in TESTS_ONCE exercise nothing a transport changes (make
 # install and the SDK, ringfence-plugin-check's own checks, debugging a
 # plugin host): they run in the first pass this kernel can run.
-# Prints "integration: N passed, N failed, N skipped".
+# Prints "integration: N passed, N failed, N skipped", after a line per
+# failed test with the reason its rf_fail gave (a failure prints the
+# broker's log, which can bury the reason in a long output).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TESTS=${TESTS:-"t_posix t_data t_bufpool t_zerocopy t_plugins t_async t_lifecycle t_sandbox t_hostile t_orphans t_chaos t_limits t_disk t_control t_ops t_recovery t_faults t_ownership t_fsck t_source t_install t_plugin_check t_debug t_state t_restore t_hostrestart t_upgrade t_broker_upgrade t_hostile2"}
@@ -18,6 +20,9 @@ TESTS_ONCE=${TESTS_ONCE-"t_install t_plugin_check t_debug"}
 LIMIT=${TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0
 failed=""
+reasons=""
+RF_FAIL_NOTE=$(mktemp /tmp/ringfence-fail.XXXXXX)
+export RF_FAIL_NOTE
 
 if [ "$(id -u)" != 0 ]; then
 	echo "integration: needs root (mounts, rings); run: sudo make check" >&2
@@ -30,7 +35,7 @@ if [ ! -c /dev/fuse ]; then
 fi
 . "$ROOT/tools/hoststate.sh"
 host_save
-trap host_restore EXIT
+trap 'host_restore; rm -f "$RF_FAIL_NOTE"' EXIT
 # every test keeps its dynamic users in its own users_file, never the host's
 HOST_USERS=/var/lib/ringfence/users
 had_users=0
@@ -55,6 +60,7 @@ for tr in $TRANSPORTS; do
 		fi
 		start=$(date +%s)
 		echo "== $t ($tr)"
+		: >"$RF_FAIL_NOTE"
 		TRANSPORT=$tr timeout -k 10 "$LIMIT" bash "$ROOT/tests/integration/$t.sh"
 		rc=$?
 		secs=$(($(date +%s) - start))
@@ -64,6 +70,11 @@ for tr in $TRANSPORTS; do
 		124) fail=$((fail + 1)); failed="$failed $t/$tr"; echo "FAIL $t ($tr): timed out after ${LIMIT}s" ;;
 		*) fail=$((fail + 1)); failed="$failed $t/$tr"; echo "FAIL $t ($tr, exit $rc)" ;;
 		esac
+		case $rc in 0 | 77) ;; *)
+			why=$(head -n 1 "$RF_FAIL_NOTE")
+			[ "$rc" = 124 ] && why="timed out after ${LIMIT}s${why:+ (last: $why)}"
+			reasons="$reasons  $t/$tr: ${why:-exit $rc}"$'\n' ;;
+		esac
 	done
 done
 if [ "$had_users" = 0 ] && [ -e "$HOST_USERS" ]; then
@@ -72,6 +83,7 @@ if [ "$had_users" = 0 ] && [ -e "$HOST_USERS" ]; then
 	echo "FAIL: a test wrote $HOST_USERS (set users_file in its policy): $(cat "$HOST_USERS")"
 fi
 [ -n "$failed" ] && echo "failed:$failed"
+[ -n "$reasons" ] && printf '%s' "$reasons"
 echo "integration: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] || exit 1
 if [ "$skip" -ne 0 ] && [ "${RINGFENCE_REQUIRE_ALL:-0}" = 1 ]; then

@@ -29,6 +29,8 @@ rf_tries() { seq $(($1 * RF_TIME_SCALE)); }
 rf_log() { echo "  [$(basename "$0" .sh)/$TRANSPORT] $*"; }
 rf_fail() {
 	echo "  FAIL: $*" >&2
+	# the runner repeats it in its summary, past the broker log below
+	[ -z "${RF_FAIL_NOTE:-}" ] || echo "$*" >>"$RF_FAIL_NOTE"
 	if [ -n "$T" ] && [ -f "$T/broker.log" ]; then
 		echo "  --- broker log ---" >&2
 		sed 's/^/  | /' "$T/broker.log" >&2
