@@ -25,8 +25,12 @@
 /* The answer is of the wrong kind for the request: EIO, and a word. */
 static int wrong(struct fuse_req *req, const char *what)
 {
-	rf_log("libfuse: %s for a request that takes another answer: EIO", what);
-	rf_reply_err(req->r, EIO);
+	if (req->r) {
+		rf_log("libfuse: %s for a request that takes another answer: EIO", what);
+		rf_reply_err(req->r, EIO);
+	} else {
+		rf_log("libfuse: %s for a forget, which takes none", what);
+	}
 	rf_ll_req_free(req);
 	return -EINVAL;
 }
@@ -150,6 +154,52 @@ EXPORT int fuse_reply_lseek(fuse_req_t req, off_t off)
 		return wrong(req, "an offset");
 	rf_reply_lseek(req->r, off);
 	return done(req);
+}
+
+/* The answers of operations ringfence never calls (ioctl, poll, getlk,
+ * bmap): whatever request one is given was another's. */
+EXPORT int fuse_reply_ioctl(fuse_req_t req, int result, const void *buf, size_t size)
+{
+	(void)result;
+	(void)buf;
+	(void)size;
+	return wrong(req, "an ioctl's answer");
+}
+
+EXPORT int fuse_reply_ioctl_iov(fuse_req_t req, int result, const struct iovec *iov, int count)
+{
+	(void)result;
+	(void)iov;
+	(void)count;
+	return wrong(req, "an ioctl's answer");
+}
+
+EXPORT int fuse_reply_ioctl_retry(fuse_req_t req, const struct iovec *in_iov, size_t in_count,
+				  const struct iovec *out_iov, size_t out_count)
+{
+	(void)in_iov;
+	(void)in_count;
+	(void)out_iov;
+	(void)out_count;
+	return wrong(req, "an ioctl's retry");
+}
+
+EXPORT int fuse_reply_poll(fuse_req_t req, unsigned revents)
+{
+	(void)revents;
+	return wrong(req, "a poll's events");
+}
+
+EXPORT int fuse_reply_lock(fuse_req_t req, const struct flock *lock)
+{
+	(void)lock;
+	return wrong(req, "a lock");
+}
+
+EXPORT int fuse_reply_bmap(fuse_req_t req, uint64_t idx)
+{
+	(void)idx;
+	return wrong(req, "a block number");
 }
 
 /* ---- directory listings, from the program's buffer ---- */

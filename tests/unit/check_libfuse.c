@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,6 +429,92 @@ START_TEST(test_direntry_plus)
 }
 END_TEST
 
+/* ---- the process around the session ---- */
+
+static const struct fuse_lowlevel_ops no_ops;
+
+static struct fuse_session *bare_session(void)
+{
+	char *argv[] = { "prog", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
+	struct fuse_session *s = fuse_session_new(&args, &no_ops, sizeof(no_ops), NULL);
+
+	ck_assert_ptr_nonnull(s);
+	/* (libfuse's parse may have copied them) */
+	fuse_opt_free_args(&args);
+	return s;
+}
+
+static void (*handler_of(int sig))(int)
+{
+	struct sigaction sa;
+
+	ck_assert_int_eq(sigaction(sig, NULL, &sa), 0);
+	return sa.sa_handler;
+}
+
+/* SIGHUP, SIGINT, SIGTERM end the session's loop, SIGPIPE is nothing;
+ * a signal whose action is not the default is left alone, and removing
+ * puts back only what was set */
+START_TEST(test_signal_handlers)
+{
+	struct fuse_session *s = bare_session();
+
+	/* (Check's runner leaves its own dispositions to a test) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGHUP, SIG_IGN);
+	ck_assert_int_eq(fuse_set_signal_handlers(s), 0);
+	ck_assert(handler_of(SIGHUP) == SIG_IGN);
+	ck_assert(handler_of(SIGPIPE) != SIG_DFL);
+	ck_assert(handler_of(SIGPIPE) != SIG_IGN);
+	raise(SIGPIPE);
+	ck_assert_int_eq(fuse_session_exited(s), 0);
+	raise(SIGTERM);
+	ck_assert_int_ne(fuse_session_exited(s), 0);
+	fuse_session_reset(s);
+	raise(SIGINT);
+	ck_assert_int_ne(fuse_session_exited(s), 0);
+	fuse_remove_signal_handlers(s);
+	ck_assert(handler_of(SIGTERM) == SIG_DFL);
+	ck_assert(handler_of(SIGINT) == SIG_DFL);
+	ck_assert(handler_of(SIGPIPE) == SIG_DFL);
+	ck_assert(handler_of(SIGHUP) == SIG_IGN);
+	fuse_session_destroy(s);
+}
+END_TEST
+
+/* in the foreground too, libfuse leaves the directory it was started in */
+START_TEST(test_versions_and_foreground)
+{
+	char cwd[PATH_MAX];
+
+	ck_assert_int_eq(fuse_version(), 314);
+	ck_assert_int_eq(strncmp(fuse_pkgversion(), "3.14", 4), 0);
+	ck_assert_int_eq(chdir("/tmp"), 0);
+	ck_assert_int_eq(fuse_daemonize(1), 0);
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_str_eq(cwd, "/");
+}
+END_TEST
+
+#ifndef RF_AGAINST_DEBIAN
+/* the plugin host stays the process the keeper started: no fork */
+START_TEST(test_daemonize_stays)
+{
+	char cwd[PATH_MAX];
+	pid_t me = getpid();
+
+	ck_assert_int_eq(chdir("/tmp"), 0);
+	ck_assert_int_eq(fuse_daemonize(0), 0);
+	ck_assert_int_eq(getpid(), me);
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_str_eq(cwd, "/");
+}
+END_TEST
+#endif
+
 #ifndef RF_AGAINST_DEBIAN
 /* ---- the bridge: a program's operations and answers as a plugin's ----
  * This binary stands in for the plugin host: its rf_* (the plugin ABI,
@@ -641,6 +728,10 @@ static void p_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_attr(req, &e.attr, 1);
 		return;
 	}
+	if (strcmp(name, "ioctl") == 0) {
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
 	e.attr.st_mode = S_IFREG | 0640;
 	e.attr.st_ino = e.ino;
 	fuse_reply_entry(req, &e);
@@ -649,6 +740,12 @@ static void p_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void p_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	forgotten += ino * nlookup;
+	if (ino == 77) {
+		struct fuse_entry_param e = { .ino = 77 };
+
+		fuse_reply_entry(req, &e); /* a forget takes none */
+		return;
+	}
 	fuse_reply_none(req);
 }
 
@@ -781,6 +878,12 @@ START_TEST(test_bridge_entry_and_wrong_answer)
 	ck_assert_str_eq(got.what, "err");
 	ck_assert_int_eq(got.err, EIO);
 	ck_assert_ptr_nonnull(strstr(got.log, "attributes"));
+	/* the answer of an operation ringfence never calls is wrong anywhere */
+	memset(&got, 0, sizeof(got));
+	plug->lookup(&rq, 1, "ioctl");
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, EIO);
+	ck_assert_ptr_nonnull(strstr(got.log, "ioctl"));
 	/* what the program has no operation for: ENOSYS; but as libfuse
 	 * does, opendir and releasedir succeed and statfs has a default */
 	plug->mkdir(&rq, 1, "d", 0755);
@@ -804,6 +907,10 @@ START_TEST(test_bridge_forget_open_read_write)
 
 	plug->forget(se, 3, 4);
 	ck_assert_uint_eq(forgotten, 12);
+	/* an answer to a forget: nothing sent, a word */
+	plug->forget(se, 77, 1);
+	ck_assert_uint_eq(forgotten, 12 + 77);
+	ck_assert_ptr_nonnull(strstr(got.log, "for a forget"));
 	plug->open(&rq, 4, O_RDWR);
 	ck_assert_str_eq(got.what, "open");
 	ck_assert_uint_eq(got.fh, 8);
@@ -829,6 +936,24 @@ START_TEST(test_bridge_forget_open_read_write)
 	ck_assert_str_eq(back, "world");
 	close(data_fd);
 	data_fd = -1;
+}
+END_TEST
+
+/* no notification reaches the kernel but through the keeper: ENOSYS, the
+ * function named in the log once */
+START_TEST(test_bridge_notify_unsupported)
+{
+	ck_assert_int_eq(fuse_lowlevel_notify_inval_inode(se, 2, 0, 0), -ENOSYS);
+	ck_assert_ptr_nonnull(strstr(got.log, "fuse_lowlevel_notify_inval_inode"));
+	got.log[0] = '\0';
+	ck_assert_int_eq(fuse_lowlevel_notify_inval_inode(se, 2, 0, 0), -ENOSYS);
+	ck_assert_str_eq(got.log, "");
+	ck_assert_int_eq(fuse_lowlevel_notify_inval_entry(se, 1, "a", 1), -ENOSYS);
+	ck_assert_ptr_nonnull(strstr(got.log, "fuse_lowlevel_notify_inval_entry"));
+	ck_assert_int_eq(fuse_lowlevel_notify_delete(se, 1, 2, "a", 1), -ENOSYS);
+	ck_assert_int_eq(fuse_lowlevel_notify_store(se, 2, 0, NULL, 0), -ENOSYS);
+	ck_assert_int_eq(fuse_lowlevel_notify_retrieve(se, 2, 10, 0, NULL), -ENOSYS);
+	ck_assert_int_eq(fuse_lowlevel_notify_poll(NULL), -ENOSYS);
 }
 END_TEST
 
@@ -922,6 +1047,13 @@ static Suite *opt_suite(void)
 	tcase_add_test(tc, test_cmdline_mountpoint_as_given);
 #endif
 	suite_add_tcase(s, tc);
+	tc = tcase_create("the process");
+	tcase_add_test(tc, test_signal_handlers);
+	tcase_add_test(tc, test_versions_and_foreground);
+#ifndef RF_AGAINST_DEBIAN
+	tcase_add_test(tc, test_daemonize_stays);
+#endif
+	suite_add_tcase(s, tc);
 	tc = tcase_create("directory entries");
 	tcase_add_test(tc, test_direntry);
 	tcase_add_test(tc, test_direntry_plus);
@@ -931,6 +1063,7 @@ static Suite *opt_suite(void)
 	tcase_add_checked_fixture(tc, bridge_setup, bridge_teardown);
 	tcase_add_test(tc, test_bridge_entry_and_wrong_answer);
 	tcase_add_test(tc, test_bridge_forget_open_read_write);
+	tcase_add_test(tc, test_bridge_notify_unsupported);
 	tcase_add_test(tc, test_bridge_listings);
 	tcase_add_test(tc, test_buf_copy);
 	suite_add_tcase(s, tc);
