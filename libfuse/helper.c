@@ -60,12 +60,12 @@ static int cmdline_arg(void *data, const char *arg, int key, struct fuse_args *o
 	if (key != FUSE_OPT_KEY_NONOPT)
 		return 1; /* the file system's, kept for fuse_session_new */
 	if (o->mountpoint) {
-		fprintf(stderr, "fuse: invalid argument `%s'\n", arg);
+		fuse_log(FUSE_LOG_ERR, "fuse: invalid argument `%s'\n", arg);
 		return -1;
 	}
 	o->mountpoint = strdup(arg);
 	if (!o->mountpoint) {
-		fprintf(stderr, "fuse: memory allocation failed\n");
+		fuse_log(FUSE_LOG_ERR, "fuse: memory allocation failed\n");
 		return -1;
 	}
 	return 0;

@@ -32,12 +32,12 @@ EXPORT struct fuse_session *fuse_session_new(struct fuse_args *args,
 	int i;
 
 	if (the_session) {
-		fprintf(stderr, "fuse: a ringfence tenant has one session\n");
+		fuse_log(FUSE_LOG_ERR, "fuse: a ringfence tenant has one session\n");
 		return NULL;
 	}
 	se = calloc(1, sizeof(*se));
 	if (!se) {
-		fprintf(stderr, "fuse: failed to allocate fuse object\n");
+		fuse_log(FUSE_LOG_ERR, "fuse: failed to allocate fuse object\n");
 		return NULL;
 	}
 	if (op_size > sizeof(se->op))

@@ -25,7 +25,7 @@
 
 static int nomem(void)
 {
-	fprintf(stderr, "fuse: memory allocation failed\n");
+	fuse_log(FUSE_LOG_ERR, "fuse: memory allocation failed\n");
 	return -1;
 }
 
@@ -225,7 +225,7 @@ static int store(struct parse *p, const struct fuse_opt *o, const char *param, c
 		return 0;
 	}
 	if (sscanf(param, format, at) != 1) {
-		fprintf(stderr, "fuse: invalid parameter in option `%s'\n", arg);
+		fuse_log(FUSE_LOG_ERR, "fuse: invalid parameter in option `%s'\n", arg);
 		return -1;
 	}
 	return 0;
@@ -255,7 +255,8 @@ static int option(struct parse *p, const char *arg, bool in_o)
 			 * the program's function sees both as one, "-xparam" */
 			if (!joined) {
 				if (p->i + 1 >= p->argc) {
-					fprintf(stderr, "fuse: missing argument after `%s'\n", arg);
+					fuse_log(FUSE_LOG_ERR,
+						 "fuse: missing argument after `%s'\n", arg);
 					r = -1;
 					break;
 				}
@@ -326,7 +327,7 @@ static int argument(struct parse *p)
 		if (arg[2])
 			return option_list(p, arg + 2);
 		if (p->i + 1 >= p->argc) {
-			fprintf(stderr, "fuse: missing argument after `-o'\n");
+			fuse_log(FUSE_LOG_ERR, "fuse: missing argument after `-o'\n");
 			return -1;
 		}
 		return option_list(p, p->argv[++p->i]);

@@ -46,11 +46,12 @@ static int one(int sig, void (*handler)(int), int remove)
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(sig, NULL, &old) < 0) {
-		fprintf(stderr, "fuse: cannot get old signal handler: %s\n", strerror(errno));
+		fuse_log(FUSE_LOG_ERR, "fuse: cannot get old signal handler: %s\n",
+			 strerror(errno));
 		return -1;
 	}
 	if (old.sa_handler == (remove ? handler : SIG_DFL) && sigaction(sig, &sa, NULL) < 0) {
-		fprintf(stderr, "fuse: cannot set signal handler: %s\n", strerror(errno));
+		fuse_log(FUSE_LOG_ERR, "fuse: cannot set signal handler: %s\n", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -68,7 +69,7 @@ EXPORT int fuse_set_signal_handlers(struct fuse_session *se)
 EXPORT void fuse_remove_signal_handlers(struct fuse_session *se)
 {
 	if (signalled != se) {
-		fprintf(stderr, "fuse: fuse_remove_signal_handlers: unknown session\n");
+		fuse_log(FUSE_LOG_ERR, "fuse: fuse_remove_signal_handlers: unknown session\n");
 		return;
 	}
 	signalled = NULL;
@@ -88,7 +89,7 @@ EXPORT int fuse_daemonize(int foreground)
 {
 	(void)foreground;
 	if (chdir("/") < 0) {
-		perror("fuse_daemonize: chdir");
+		fuse_log(FUSE_LOG_ERR, "fuse_daemonize: chdir: %s\n", strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -185,6 +185,20 @@ static int refuse(void *data, const char *arg, int key, struct fuse_args *out)
 }
 
 /* errors: the arguments are left as they were */
+/* the last message libfuse logged, through the program's log function */
+static struct {
+	char text[256];
+	int level;
+	int n;
+} logged;
+
+static void capture(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	vsnprintf(logged.text, sizeof(logged.text), fmt, ap);
+	logged.level = (int)level;
+	logged.n++;
+}
+
 START_TEST(test_errors)
 {
 	char *a1[] = { "prog", "-o", NULL };
@@ -194,12 +208,27 @@ START_TEST(test_errors)
 	struct fuse_args args = FUSE_ARGS_INIT(2, a1);
 	struct conf c = { 0 };
 
+	/* each complaint goes to the program's log function */
+	fuse_set_log_func(capture);
 	ck_assert_int_eq(fuse_opt_parse(&args, &c, conf_opts, NULL), -1);
 	ck_assert_ptr_eq(args.argv, a1);
+	ck_assert_str_eq(logged.text, "fuse: missing argument after `-o'\n");
+	ck_assert_int_eq(logged.level, FUSE_LOG_ERR);
 	args = (struct fuse_args)FUSE_ARGS_INIT(2, a2);
 	ck_assert_int_eq(fuse_opt_parse(&args, &c, conf_opts, NULL), -1);
+	ck_assert_str_eq(logged.text, "fuse: invalid parameter in option `size=lots'\n");
 	args = (struct fuse_args)FUSE_ARGS_INIT(2, a3);
 	ck_assert_int_eq(fuse_opt_parse(&args, &c, conf_opts, NULL), -1);
+	ck_assert_str_eq(logged.text, "fuse: missing argument after `-n'\n");
+	ck_assert_int_eq(logged.n, 3);
+	fuse_log(FUSE_LOG_DEBUG, "%s %d\n", "the program's own", 4);
+	ck_assert_str_eq(logged.text, "the program's own 4\n");
+	ck_assert_int_eq(logged.level, FUSE_LOG_DEBUG);
+	/* NULL: standard error again */
+	fuse_set_log_func(NULL);
+	args = (struct fuse_args)FUSE_ARGS_INIT(2, a3);
+	ck_assert_int_eq(fuse_opt_parse(&args, &c, conf_opts, NULL), -1);
+	ck_assert_int_eq(logged.n, 4);
 	args = (struct fuse_args)FUSE_ARGS_INIT(3, a4);
 	ck_assert_int_eq(fuse_opt_parse(&args, &c, conf_opts, refuse), -1);
 	ck_assert_int_eq(args.argc, 3);
