@@ -9,6 +9,7 @@
 #define RINGFENCE_LIBFUSE_H
 
 #define FUSE_USE_VERSION 314
+#include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <fuse_opt.h>
 

@@ -40,6 +40,19 @@ struct fuse_req {
 	struct fuse_ctx ctx;
 };
 
+/* A function ringfence does not offer: ENOSYS (as libfuse says of a
+ * notification on a kernel too old for it), the first call of each
+ * logged, naming it. */
+#define UNSUPPORTED(name)                                                                  \
+	do {                                                                               \
+		static int said;                                                           \
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))                      \
+			rf_log("libfuse: the program called %s, which ringfence does not " \
+			       "offer: ENOSYS",                                            \
+			       name);                                                      \
+		return -ENOSYS;                                                            \
+	} while (0)
+
 void rf_ll_req_free(struct fuse_req *req);
 void rf_ll_forget(struct fuse_session *se, uint64_t ino, uint64_t nlookup);
 

@@ -120,17 +120,7 @@ EXPORT void fuse_lowlevel_help(void)
 /* ---- notifications to the kernel ---- */
 
 /* The keeper writes everything the kernel reads, and takes no
- * notification from a plugin: each says ENOSYS (as libfuse does on a
- * kernel too old for it), and the first call of each is logged. */
-#define UNSUPPORTED(name)                                                                  \
-	do {                                                                               \
-		static int said;                                                           \
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))                      \
-			rf_log("libfuse: the program called %s, which ringfence does not " \
-			       "offer: ENOSYS",                                            \
-			       name);                                                      \
-		return -ENOSYS;                                                            \
-	} while (0)
+ * notification from a plugin: each says ENOSYS (UNSUPPORTED). */
 
 EXPORT int fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off,
 					    off_t len)

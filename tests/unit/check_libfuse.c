@@ -1052,6 +1052,351 @@ START_TEST(test_buf_copy)
 	close(fd);
 }
 END_TEST
+
+/* ---- a program against <fuse.h>: paths, not node ids ---- */
+static struct {
+	char calls[24][96]; /* "op path ..." */
+	int n;
+	int readdirs;
+} hl;
+
+static void hl_call(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(hl.calls[hl.n % 24], sizeof(hl.calls[0]), fmt, ap);
+	va_end(ap);
+	hl.n++;
+}
+
+/* the program was called so: a call that begins with @want */
+static int hl_had(const char *want)
+{
+	for (int i = 0; i < hl.n && i < 24; i++)
+		if (strncmp(hl.calls[i], want, strlen(want)) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *hl_last(void)
+{
+	return hl.calls[(hl.n - 1) % 24];
+}
+
+static int h_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	(void)fi;
+	/* what init returned is the program's context */
+	ck_assert_ptr_eq(fuse_get_context()->private_data, &hl);
+	ck_assert_uint_eq(fuse_get_context()->uid, 1000);
+	hl_call("getattr %s", path);
+	if (!strcmp(path, "/") || !strcmp(path, "/dir") || !strcmp(path, "/dir2") ||
+	    !strcmp(path, "/seek")) {
+		st->st_mode = S_IFDIR | 0755;
+		return 0;
+	}
+	if (!strcmp(path, "/hello") || !strcmp(path, "/new") ||
+	    !strncmp(path, "/.fuse_hidden", 13)) {
+		st->st_mode = S_IFREG | 0644;
+		st->st_size = 12;
+		st->st_ino = 4242; /* not the kernel's: use_ino is off */
+		return 0;
+	}
+	if (!strcmp(path, "/link")) {
+		st->st_mode = S_IFLNK | 0777;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int h_readlink(const char *path, char *buf, size_t size)
+{
+	(void)path;
+	snprintf(buf, size, "hello");
+	return 0;
+}
+
+static int h_open(const char *path, struct fuse_file_info *fi)
+{
+	hl_call("open %s", path);
+	fi->fh = 77;
+	return 0;
+}
+
+static int h_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	const char *text = "hello world\n";
+	size_t n;
+
+	(void)path;
+	ck_assert_uint_eq(fi->fh, 77);
+	if (off >= 12)
+		return 0;
+	n = (size_t)(12 - off) < size ? (size_t)(12 - off) : size;
+	memcpy(buf, text + off, n);
+	return (int)n;
+}
+
+static int h_write(const char *path, const char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	ck_assert_uint_eq(fi->fh, 78);
+	hl_call("write %s %.*s@%lld", path, (int)size, buf, (long long)off);
+	return (int)size;
+}
+
+static int h_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)fi;
+	hl_call("release %s", path ? path : "(null)");
+	return 0;
+}
+
+static int h_unlink(const char *path)
+{
+	hl_call("unlink %s", path);
+	return 0;
+}
+
+static int h_rename(const char *from, const char *to, unsigned int flags)
+{
+	(void)flags;
+	hl_call("rename %s %s", from, to);
+	return 0;
+}
+
+static int h_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)fi;
+	hl_call("chmod %s %o", path, mode & 07777);
+	return 0;
+}
+
+static int h_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)fi;
+	hl_call("truncate %s %lld", path, (long long)size);
+	return 0;
+}
+
+static int h_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)mode;
+	hl_call("create %s", path);
+	fi->fh = 78;
+	return 0;
+}
+
+/* /dir is listed whole, without offsets; /seek with them, from @off */
+static int h_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+		     struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	struct stat st = { .st_mode = S_IFREG };
+	char name[16];
+
+	(void)fi;
+	(void)flags;
+	hl.readdirs++;
+	if (!strcmp(path, "/dir")) {
+		for (int i = 0; i < 100; i++) {
+			snprintf(name, sizeof(name), "f%d", i);
+			fill(buf, name, NULL, 0, 0);
+		}
+		return 0;
+	}
+	for (int i = (int)off; i < 100; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		if (fill(buf, name, &st, i + 1, 0))
+			break;
+	}
+	return 0;
+}
+
+static void *h_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	cfg->entry_timeout = 5;
+	return &hl;
+}
+
+static const struct fuse_operations hl_program = {
+	.init = h_init,
+	.getattr = h_getattr,
+	.readlink = h_readlink,
+	.open = h_open,
+	.read = h_read,
+	.write = h_write,
+	.release = h_release,
+	.unlink = h_unlink,
+	.rename = h_rename,
+	.chmod = h_chmod,
+	.truncate = h_truncate,
+	.create = h_create,
+	.readdir = h_readdir,
+};
+
+static struct fuse *hlf;
+
+static void hl_setup(void)
+{
+	char *argv[] = { "prog", "-o", "attr_timeout=3", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct rf_init_args ia = { .max_write = 131072 };
+	void *ud = NULL;
+
+	memset(&got, 0, sizeof(got));
+	memset(&hl, 0, sizeof(hl));
+	hlf = fuse_new(&args, &hl_program, sizeof(hl_program), NULL);
+	ck_assert_ptr_nonnull(hlf);
+	/* the high-level options are taken out, the rest left */
+	ck_assert_int_eq(args.argc, 1);
+	fuse_opt_free_args(&args);
+	plug = rf_libfuse_plugin(fuse_get_session(hlf));
+	ck_assert_ptr_nonnull(plug);
+	ck_assert_int_eq(plug->init(&ia, &ud), 0);
+	rq.userdata = ud;
+}
+
+static void hl_teardown(void)
+{
+	fuse_destroy(hlf);
+}
+
+/* a lookup is the program's getattr of the path; the node id is the
+ * library's own */
+static uint64_t hl_lookup(uint64_t parent, const char *name)
+{
+	plug->lookup(&rq, parent, name);
+	ck_assert_str_eq(got.what, "entry");
+	return got.ino;
+}
+
+START_TEST(test_hl_lookup_getattr_read)
+{
+	uint64_t h = hl_lookup(1, "hello");
+
+	ck_assert_uint_gt(h, 1);
+	ck_assert_uint_eq(got.st.st_mode, S_IFREG | 0644);
+	ck_assert_uint_eq(got.st.st_ino, h);
+	ck_assert(got.timeout == 5.0); /* init's config */
+	ck_assert_str_eq(hl_last(), "getattr /hello");
+	plug->getattr(&rq, h, RF_NO_FH);
+	ck_assert_str_eq(got.what, "attr");
+	ck_assert_uint_eq(got.st.st_size, 12);
+	ck_assert(got.timeout == 3.0); /* -o attr_timeout */
+	plug->lookup(&rq, 1, "missing");
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, ENOENT);
+	plug->open(&rq, h, O_RDONLY);
+	ck_assert_str_eq(got.what, "open");
+	ck_assert_uint_eq(got.fh, 77);
+	plug->read(&rq, h, 77, 6, 100);
+	ck_assert_str_eq(got.what, "data");
+	ck_assert_uint_eq(got.len, 6);
+	ck_assert_int_eq(memcmp(got.data, "world\n", 6), 0);
+	plug->readlink(&rq, hl_lookup(1, "link"));
+	ck_assert_str_eq(got.what, "readlink");
+	ck_assert_str_eq(got.data, "hello");
+	/* the same name is the same node */
+	ck_assert_uint_eq(hl_lookup(1, "hello"), h);
+	/* one the kernel forgot and nobody holds open is gone */
+	plug->forget(rq.userdata, hl_lookup(1, "link"), 2);
+	plug->getattr(&rq, got.ino, RF_NO_FH);
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, ESTALE);
+}
+END_TEST
+
+START_TEST(test_hl_listings)
+{
+	uint64_t d = hl_lookup(1, "dir"), s = hl_lookup(1, "seek"), fh;
+
+	/* without offsets: taken whole at the first READDIR, served after */
+	plug->opendir(&rq, d, O_RDONLY);
+	fh = got.fh;
+	got.nadd = 0;
+	plug->readdir(&rq, d, fh, 0, 1024);
+	ck_assert_str_eq(got.what, "dirbuf");
+	ck_assert_int_eq(got.nadd, 32); /* 32 bytes an entry */
+	ck_assert_str_eq(got.names[0], "f0");
+	ck_assert_int_eq(got.offs[0], 1);
+	got.nadd = 0;
+	plug->readdir(&rq, d, fh, 96, 1024);
+	ck_assert_int_eq(got.nadd, 4);
+	ck_assert_str_eq(got.names[3], "f99");
+	ck_assert_int_eq(got.offs[3], 100);
+	got.nadd = 0;
+	plug->readdir(&rq, d, fh, 100, 1024);
+	ck_assert_int_eq(got.nadd, 0);
+	ck_assert_int_eq(hl.readdirs, 1);
+	plug->releasedir(&rq, d, fh);
+	ck_assert_str_eq(got.what, "ok");
+	/* with offsets: the program is asked from each one */
+	plug->opendir(&rq, s, O_RDONLY);
+	fh = got.fh;
+	got.nadd = 0;
+	plug->readdir(&rq, s, fh, 50, 1024);
+	ck_assert_int_eq(got.nadd, 32);
+	ck_assert_str_eq(got.names[0], "s50");
+	ck_assert_int_eq(got.offs[0], 51);
+	ck_assert_uint_eq(got.modes[0], S_IFREG);
+	ck_assert_int_eq(hl.readdirs, 2);
+	plug->releasedir(&rq, s, fh);
+}
+END_TEST
+
+START_TEST(test_hl_changes)
+{
+	uint64_t h = hl_lookup(1, "hello"), d = hl_lookup(1, "dir"), n;
+	struct rf_setattr sa = { .valid = RF_SET_MODE | RF_SET_SIZE,
+				 .mode = S_IFREG | 0600,
+				 .size = 5,
+				 .fh = RF_NO_FH };
+
+	/* removed while open: hidden, and removed at its last release */
+	plug->open(&rq, h, O_RDONLY);
+	plug->unlink(&rq, 1, "hello");
+	ck_assert_str_eq(got.what, "ok");
+	ck_assert(hl_had("rename /hello /.fuse_hidden"));
+	ck_assert(!hl_had("unlink"));
+	plug->getattr(&rq, h, RF_NO_FH);
+	ck_assert_str_eq(got.what, "attr");
+	ck_assert(strncmp(hl_last(), "getattr /.fuse_hidden", 21) == 0);
+	plug->release(&rq, h, 77, 0);
+	ck_assert_str_eq(got.what, "ok");
+	ck_assert(hl_had("release /.fuse_hidden"));
+	ck_assert(hl_had("unlink /.fuse_hidden"));
+	/* a renamed node's path is its new one */
+	plug->rename(&rq, 1, "dir", 1, "dir2", 0);
+	ck_assert_str_eq(got.what, "ok");
+	ck_assert(hl_had("rename /dir /dir2"));
+	plug->getattr(&rq, d, RF_NO_FH);
+	ck_assert_str_eq(hl_last(), "getattr /dir2");
+	/* create, then attributes and a write by the program's operations */
+	plug->create(&rq, 1, "new", S_IFREG | 0644, O_CREAT | O_WRONLY);
+	ck_assert_str_eq(got.what, "create");
+	ck_assert_uint_eq(got.fh, 78);
+	n = got.ino;
+	plug->setattr(&rq, n, &sa);
+	ck_assert_str_eq(got.what, "attr");
+	ck_assert(hl_had("chmod /new 600"));
+	ck_assert(hl_had("truncate /new 5"));
+	plug->write(&rq, n, 78, 3, "abc", 3);
+	ck_assert_str_eq(got.what, "write");
+	ck_assert_uint_eq(got.len, 3);
+	ck_assert(hl_had("write /new abc@3"));
+	/* a rename over a file open elsewhere hides that one first */
+	plug->rename(&rq, 1, "dir2", 1, "new", 0);
+	ck_assert_str_eq(got.what, "ok");
+	ck_assert(hl_had("rename /new /.fuse_hidden"));
+	ck_assert_str_eq(hl_last(), "rename /dir2 /new");
+	/* the program has no mkdir: ENOSYS */
+	plug->mkdir(&rq, 1, "d", 0755);
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, ENOSYS);
+}
+END_TEST
 #endif
 
 static Suite *opt_suite(void)
@@ -1095,6 +1440,12 @@ static Suite *opt_suite(void)
 	tcase_add_test(tc, test_bridge_notify_unsupported);
 	tcase_add_test(tc, test_bridge_listings);
 	tcase_add_test(tc, test_buf_copy);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("the high-level API");
+	tcase_add_checked_fixture(tc, hl_setup, hl_teardown);
+	tcase_add_test(tc, test_hl_lookup_getattr_read);
+	tcase_add_test(tc, test_hl_listings);
+	tcase_add_test(tc, test_hl_changes);
 	suite_add_tcase(s, tc);
 #endif
 	return s;
