@@ -15,6 +15,14 @@ struct fuse_session {
 	int initialized; /* init ran: destroy is owed */
 };
 
+/* the multi-threaded loop's configuration, opaque to programs (libfuse
+ * 3.12 on) */
+struct fuse_loop_config {
+	unsigned int max_idle_threads;
+	unsigned int max_threads;
+	int clone_fd;
+};
+
 /* what a request was: how its answer goes to ringfence */
 enum ll_kind {
 	LL_NONE, /* a FORGET: fuse_reply_none */

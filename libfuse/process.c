@@ -9,8 +9,10 @@
  * where the plugin host put them (the broker's log of the tenant).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -185,4 +187,46 @@ EXPORT int fuse_lowlevel_notify_poll(struct fuse_pollhandle *ph)
 EXPORT void fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
 {
 	(void)ph;
+}
+
+/* ---- the multi-threaded loop's configuration ---- */
+
+/* Kept as the program sets it: ringfence's threads are its FUSE queues',
+ * one each, whatever these say. */
+EXPORT struct fuse_loop_config *fuse_loop_cfg_create(void)
+{
+	struct fuse_loop_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->max_idle_threads = UINT_MAX; /* libfuse's -1 */
+	c->max_threads = 10;
+	return c;
+}
+
+EXPORT void fuse_loop_cfg_destroy(struct fuse_loop_config *config)
+{
+	free(config);
+}
+
+EXPORT void fuse_loop_cfg_set_idle_threads(struct fuse_loop_config *config, unsigned int value)
+{
+	config->max_idle_threads = value;
+}
+
+EXPORT void fuse_loop_cfg_set_max_threads(struct fuse_loop_config *config, unsigned int value)
+{
+	config->max_threads = value;
+}
+
+EXPORT void fuse_loop_cfg_set_clone_fd(struct fuse_loop_config *config, unsigned int value)
+{
+	config->clone_fd = (int)value;
+}
+
+EXPORT void fuse_loop_cfg_convert(struct fuse_loop_config *config,
+				  struct fuse_loop_config_v1 *v1_conf)
+{
+	config->max_idle_threads = v1_conf->max_idle_threads;
+	config->clone_fd = v1_conf->clone_fd;
 }

@@ -528,6 +528,35 @@ START_TEST(test_versions_and_foreground)
 }
 END_TEST
 
+/* the loop's configuration: libfuse's defaults, the setters, and the
+ * pre-3.12 structure converted */
+START_TEST(test_loop_config)
+{
+	struct fuse_loop_config *c = fuse_loop_cfg_create();
+	struct fuse_loop_config_v1 v1 = { .clone_fd = 1, .max_idle_threads = 4 };
+
+	ck_assert_ptr_nonnull(c);
+#ifndef RF_AGAINST_DEBIAN
+	ck_assert_uint_eq(c->max_threads, 10);
+	ck_assert_uint_eq(c->max_idle_threads, UINT_MAX);
+#endif
+	fuse_loop_cfg_set_max_threads(c, 3);
+	fuse_loop_cfg_set_idle_threads(c, 2);
+	fuse_loop_cfg_set_clone_fd(c, 0);
+#ifndef RF_AGAINST_DEBIAN
+	ck_assert_uint_eq(c->max_threads, 3);
+	ck_assert_uint_eq(c->max_idle_threads, 2);
+#endif
+	fuse_loop_cfg_convert(c, &v1);
+#ifndef RF_AGAINST_DEBIAN
+	ck_assert_uint_eq(c->max_idle_threads, 4);
+	ck_assert_int_eq(c->clone_fd, 1);
+	ck_assert_uint_eq(c->max_threads, 3);
+#endif
+	fuse_loop_cfg_destroy(c);
+}
+END_TEST
+
 #ifndef RF_AGAINST_DEBIAN
 /* the plugin host stays the process the keeper started: no fork */
 START_TEST(test_daemonize_stays)
@@ -1424,6 +1453,7 @@ static Suite *opt_suite(void)
 	tc = tcase_create("the process");
 	tcase_add_test(tc, test_signal_handlers);
 	tcase_add_test(tc, test_versions_and_foreground);
+	tcase_add_test(tc, test_loop_config);
 #ifndef RF_AGAINST_DEBIAN
 	tcase_add_test(tc, test_daemonize_stays);
 #endif
