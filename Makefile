@@ -194,6 +194,13 @@ UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj
 	$(BUILD)/obj/worker/sandbox.o $(BUILD)/obj/worker/channel.o $(BUILD)/obj/worker/mbox.o \
 	$(BUILD)/obj/worker/title.o $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
+UNIT_DEPS_check_uexec := $(BUILD)/obj/worker/uexec.o $(LIB)
+# the program check_uexec starts in place, never instrumented (a second
+# ASan runtime cannot start in a process that has one)
+$(BUILD)/tests/uexec_target: tests/unit/uexec_target.c tests/unit/uexec_target.h
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< -lpthread
+$(BUILD)/tests/check_uexec: $(BUILD)/tests/uexec_target
 UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
 # against the library in the build tree, not the system's of that soname;
 # its rf_* (the plugin ABI it needs) are the test's own, under the ABI's soname
