@@ -40,6 +40,7 @@ struct node {
 	char *name; /* NULL once removed */
 	uint64_t nlookup;
 	unsigned int open;
+	unsigned int children; /* nodes whose parent it is: it stays while they do */
 	int hidden; /* renamed away while open: removed at its last release */
 	struct node *by_id, *by_name; /* hash chains */
 };
@@ -125,13 +126,26 @@ static void hash_in_id(struct fuse *f, struct node *n)
 
 /* @n is @name in @parent now (without memory for the name, it has none:
  * its path is then ENOENT, as for a removed one) */
-static void move_node(struct fuse *f, struct node *n, uint64_t parent, const char *name)
+static void node_settle(struct fuse *f, struct node *n);
+
+/* Returns the directory @n left, for the caller to settle (node_settle)
+ * once every move it makes is done, or NULL. */
+static struct node *move_node(struct fuse *f, struct node *n, uint64_t parent, const char *name)
 {
+	struct node *from = by_id(f, n->parent), *to = by_id(f, parent);
+
 	unhash_name(f, n);
+	if (from != to) {
+		if (to)
+			to->children++;
+		if (from)
+			from->children--;
+	}
 	n->parent = parent;
 	n->name = strdup(name);
 	if (n->name)
 		hash_in_name(f, n);
+	return from;
 }
 
 /* Twice the buckets once there are as many nodes as buckets. */
@@ -163,7 +177,7 @@ static void grow(struct fuse *f)
 
 static struct node *node_new(struct fuse *f, uint64_t parent, const char *name)
 {
-	struct node *n = calloc(1, sizeof(*n));
+	struct node *n = calloc(1, sizeof(*n)), *p;
 
 	if (!n || !(n->name = strdup(name))) {
 		free(n);
@@ -173,6 +187,8 @@ static struct node *node_new(struct fuse *f, uint64_t parent, const char *name)
 		grow(f);
 	n->id = f->next_id++;
 	n->parent = parent;
+	if ((p = by_id(f, parent)))
+		p->children++;
 	hash_in_id(f, n);
 	hash_in_name(f, n);
 	f->nnodes++;
@@ -181,7 +197,7 @@ static struct node *node_new(struct fuse *f, uint64_t parent, const char *name)
 
 static void node_free(struct fuse *f, struct node *n)
 {
-	struct node **p;
+	struct node **p, *parent = by_id(f, n->parent);
 
 	unhash_name(f, n);
 	for (p = &f->ids[hash_id(f, n->id)]; *p; p = &(*p)->by_id)
@@ -191,12 +207,17 @@ static void node_free(struct fuse *f, struct node *n)
 		}
 	f->nnodes--;
 	free(n);
+	if (parent) {
+		parent->children--;
+		node_settle(f, parent);
+	}
 }
 
-/* A node the kernel no longer knows and nobody has open goes. */
+/* A node the kernel no longer knows, nobody has open and no node names as
+ * its parent goes. */
 static void node_settle(struct fuse *f, struct node *n)
 {
-	if (n->id != ROOT_ID && !n->nlookup && !n->open)
+	if (n->id != ROOT_ID && !n->nlookup && !n->open && !n->children)
 		node_free(f, n);
 }
 
@@ -629,7 +650,7 @@ static void hl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 {
 	struct fuse *f = enter(req);
 	char *from = NULL, *to = NULL;
-	struct node *n, *t;
+	struct node *n, *t, *from_n = NULL, *from_t = NULL;
 	int r = get_path(f, parent, name, &from);
 
 	if (r == 0)
@@ -643,15 +664,19 @@ static void hl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		pthread_mutex_lock(&f->lock);
 		n = by_name(f, parent, name);
 		t = by_name(f, newparent, newname);
-		if (flags & RENAME_EXCHANGE) {
-			if (t)
-				move_node(f, t, parent, name);
-		} else if (t) {
+		if (t && (flags & RENAME_EXCHANGE))
+			from_t = move_node(f, t, parent, name);
+		else if (t)
 			unhash_name(f, t);
-			node_settle(f, t);
-		}
 		if (n)
-			move_node(f, n, newparent, newname);
+			from_n = move_node(f, n, newparent, newname);
+		/* nothing goes before every move is done */
+		if (t && !(flags & RENAME_EXCHANGE))
+			node_settle(f, t);
+		if (from_t)
+			node_settle(f, from_t);
+		if (from_n && from_n != from_t)
+			node_settle(f, from_n);
 		pthread_mutex_unlock(&f->lock);
 	}
 	free(from);

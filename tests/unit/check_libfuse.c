@@ -1125,7 +1125,7 @@ static int h_getattr(const char *path, struct stat *st, struct fuse_file_info *f
 		st->st_mode = S_IFDIR | 0755;
 		return 0;
 	}
-	if (!strcmp(path, "/hello") || !strcmp(path, "/new") ||
+	if (!strcmp(path, "/hello") || !strcmp(path, "/new") || !strcmp(path, "/dir/f1") ||
 	    !strncmp(path, "/.fuse_hidden", 13)) {
 		st->st_mode = S_IFREG | 0644;
 		st->st_size = 12;
@@ -1303,7 +1303,7 @@ static uint64_t hl_lookup(uint64_t parent, const char *name)
 
 START_TEST(test_hl_lookup_getattr_read)
 {
-	uint64_t h = hl_lookup(1, "hello");
+	uint64_t h = hl_lookup(1, "hello"), d, c;
 
 	ck_assert_uint_gt(h, 1);
 	ck_assert_uint_eq(got.st.st_mode, S_IFREG | 0644);
@@ -1329,6 +1329,17 @@ START_TEST(test_hl_lookup_getattr_read)
 	ck_assert_str_eq(got.data, "hello");
 	/* the same name is the same node */
 	ck_assert_uint_eq(hl_lookup(1, "hello"), h);
+	/* a directory the kernel forgot stays while a node in it does */
+	d = hl_lookup(1, "dir");
+	c = hl_lookup(d, "f1");
+	plug->forget(rq.userdata, d, 1);
+	plug->getattr(&rq, c, RF_NO_FH);
+	ck_assert_str_eq(got.what, "attr");
+	ck_assert_str_eq(hl_last(), "getattr /dir/f1");
+	plug->forget(rq.userdata, c, 1);
+	plug->getattr(&rq, d, RF_NO_FH);
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, ESTALE);
 	/* one the kernel forgot and nobody holds open is gone */
 	plug->forget(rq.userdata, hl_lookup(1, "link"), 2);
 	plug->getattr(&rq, got.ino, RF_NO_FH);
@@ -1377,7 +1388,7 @@ END_TEST
 
 START_TEST(test_hl_changes)
 {
-	uint64_t h = hl_lookup(1, "hello"), d = hl_lookup(1, "dir"), n;
+	uint64_t h = hl_lookup(1, "hello"), d = hl_lookup(1, "dir"), n, l;
 	struct rf_setattr sa = { .valid = RF_SET_MODE | RF_SET_SIZE,
 				 .mode = S_IFREG | 0600,
 				 .size = 5,
@@ -1420,6 +1431,14 @@ START_TEST(test_hl_changes)
 	ck_assert_str_eq(got.what, "ok");
 	ck_assert(hl_had("rename /new /.fuse_hidden"));
 	ck_assert_str_eq(hl_last(), "rename /dir2 /new");
+	/* an exchange swaps the two nodes' paths */
+	l = hl_lookup(1, "link");
+	plug->rename(&rq, 1, "link", 1, "new", RENAME_EXCHANGE);
+	ck_assert_str_eq(got.what, "ok");
+	plug->getattr(&rq, l, RF_NO_FH);
+	ck_assert_str_eq(hl_last(), "getattr /new");
+	plug->getattr(&rq, d, RF_NO_FH);
+	ck_assert_str_eq(hl_last(), "getattr /link");
 	/* the program has no mkdir: ENOSYS */
 	plug->mkdir(&rq, 1, "d", 0755);
 	ck_assert_str_eq(got.what, "err");
