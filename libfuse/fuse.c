@@ -429,23 +429,36 @@ static void hl_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
+/* an inode's path: by its open file where the kernel names one */
+static int attr_path(struct fuse *f, uint64_t id, struct fuse_file_info *fi, char **out)
+{
+	return fi ? file_path(f, id, out) : get_path(f, id, NULL, out);
+}
+
+/* @st, the program's attributes of @id, as the kernel gets them; or the
+ * error @r */
+static void reply_attr_or(fuse_req_t req, struct fuse *f, uint64_t id, struct stat *st, int r)
+{
+	if (r < 0) {
+		reply_res(req, r);
+		return;
+	}
+	own_stat(f, id, st);
+	fuse_reply_attr(req, st, f->conf.attr_timeout);
+}
+
 static void hl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fuse *f = enter(req);
 	struct stat st;
 	char *path;
-	int r = fi ? file_path(f, ino, &path) : get_path(f, ino, NULL, &path);
+	int r = attr_path(f, ino, fi, &path);
 
 	if (r == 0) {
 		r = do_getattr(f, path, &st, fi);
 		free(path);
 	}
-	if (r < 0) {
-		reply_res(req, r);
-		return;
-	}
-	own_stat(f, ino, &st);
-	fuse_reply_attr(req, &st, f->conf.attr_timeout);
+	reply_attr_or(req, f, ino, &st, r);
 }
 
 /* As libfuse: mode, then owner, then size, then times; each the program's
@@ -456,7 +469,7 @@ static void hl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 	struct fuse *f = enter(req);
 	struct stat st;
 	char *path;
-	int r = fi ? file_path(f, ino, &path) : get_path(f, ino, NULL, &path);
+	int r = attr_path(f, ino, fi, &path);
 
 	if (r < 0) {
 		reply_res(req, r);
@@ -489,12 +502,7 @@ static void hl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 	if (!r)
 		r = do_getattr(f, path, &st, fi);
 	free(path);
-	if (r < 0) {
-		reply_res(req, r);
-		return;
-	}
-	own_stat(f, ino, &st);
-	fuse_reply_attr(req, &st, f->conf.attr_timeout);
+	reply_attr_or(req, f, ino, &st, r);
 }
 
 static void hl_readlink(fuse_req_t req, fuse_ino_t ino)
