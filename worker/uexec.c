@@ -17,7 +17,9 @@
  * can map the records writable too.
  *
  * As execve does: descriptors marked close-on-exec are closed, caught
- * signals go back to their default action (ignored ones stay ignored),
+ * signals go back to their default action (ignored ones stay ignored;
+ * SIGSYS keeps its handler, the sandbox's report of a seccomp trap, about
+ * which its deny list lets no one ask: worker/sandbox.c),
  * the alternate signal stack is dropped, and the thread's rseq area is
  * unregistered (the new C library registers its own). The caller must be
  * the process's only thread. Only x86-64 for now.
@@ -45,6 +47,7 @@ extern const ptrdiff_t __rseq_offset __attribute__((weak));
 
 #define RSEQ_UNREGISTER 1
 #define RSEQ_SIG_X86 0x53053053
+#define RSEQ_LEN_ORIG 32
 
 static uintptr_t page_down(uintptr_t v)
 {
@@ -133,9 +136,14 @@ static int load(const char *path, struct loaded *l, char *why, size_t len)
 		uintptr_t file_end = l->base + p->p_vaddr + p->p_filesz;
 		uintptr_t mem_end = l->base + page_up(p->p_vaddr + p->p_memsz);
 
+		/* writable while the bss's first bytes are zeroed; never
+		 * writable and executable at once where the segment is not
+		 * (a sandbox's policy may refuse that) */
+		int map_prot = p->p_memsz > p->p_filesz ? prot | PROT_WRITE : prot;
+
 		if (p->p_type != PT_LOAD)
 			continue;
-		if (mmap((void *)start, page_up(file_end) - start, prot | PROT_WRITE,
+		if (mmap((void *)start, page_up(file_end) - start, map_prot,
 			 MAP_PRIVATE | MAP_FIXED, fd, (off_t)page_down(p->p_offset)) == MAP_FAILED)
 			r = -errno;
 		/* the bss: the file page's tail zeroed, whole pages anonymous */
@@ -146,7 +154,8 @@ static int load(const char *path, struct loaded *l, char *why, size_t len)
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 				r = -errno;
 		}
-		if (!r && mprotect((void *)start, page_up(file_end) - start, prot) < 0)
+		if (!r && map_prot != prot &&
+		    mprotect((void *)start, page_up(file_end) - start, prot) < 0)
 			r = -errno;
 	}
 	close(fd);
@@ -171,7 +180,7 @@ static void as_execve_does(void)
 	int sig, fd;
 
 	for (sig = 1; sig < NSIG; sig++)
-		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN &&
+		if (sig != SIGSYS && sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN &&
 		    sa.sa_handler != SIG_DFL)
 			signal(sig, SIG_DFL);
 	sigaltstack(&none, NULL);
@@ -182,8 +191,14 @@ static void as_execve_does(void)
 		if (fl >= 0 && (fl & FD_CLOEXEC))
 			close(fd);
 	}
-	if (&__rseq_size && __rseq_size)
-		syscall(SYS_rseq, (char *)__builtin_thread_pointer() + __rseq_offset, __rseq_size,
+	/* the kernel unregisters only with the length registered: glibc
+	 * 2.35 to 2.39 register 32 bytes (the kernel's first struct rseq)
+	 * and say 20 in __rseq_size (the fields it uses) */
+	if (&__rseq_size && __rseq_size &&
+	    syscall(SYS_rseq, (char *)__builtin_thread_pointer() + __rseq_offset, __rseq_size,
+		    RSEQ_UNREGISTER, RSEQ_SIG_X86) < 0 &&
+	    errno == EINVAL)
+		syscall(SYS_rseq, (char *)__builtin_thread_pointer() + __rseq_offset, RSEQ_LEN_ORIG,
 			RSEQ_UNREGISTER, RSEQ_SIG_X86);
 }
 

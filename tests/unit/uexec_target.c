@@ -14,6 +14,10 @@
 
 #include "uexec_target.h"
 
+/* glibc's: 0 when it could not register this thread's rseq area (the
+ * kernel still had the old image's) */
+extern const unsigned int __rseq_size __attribute__((weak));
+
 static void *thread_main(void *arg)
 {
 	return arg;
@@ -47,5 +51,7 @@ int main(int argc, char **argv)
 	    back != mem)
 		return 9;
 	free(mem);
+	if (&__rseq_size && !__rseq_size)
+		return 10; /* rseq: the old area let go of, this one registered */
 	return 0;
 }
