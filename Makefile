@@ -26,6 +26,7 @@ unitdir     ?= $(prefix)/lib/systemd/system
 pkgconfigdir ?= $(libdir)/pkgconfig
 plugindir   := $(libdir)/ringfence/plugins
 workerdir   := $(libexecdir)/ringfence
+libfusedir  := $(libdir)/ringfence/libfuse
 confdir     := $(sysconfdir)/ringfence
 
 # The paths a broker knows without being told. A plain build points them
@@ -33,10 +34,12 @@ confdir     := $(sysconfdir)/ringfence
 # again, in $(BUILD)/installed, with the installed ones.
 ifeq ($(INSTALLED),1)
 PATHS := -DRF_PLUGIN_DIR=\"$(plugindir)\" -DRF_SECCOMP_POLICY=\"$(confdir)/seccomp.policy\" \
-         -DRF_WORKER_PATH=\"$(workerdir)/ringfence-worker\"
+         -DRF_PROGRAM_POLICY=\"$(confdir)/program.policy\" \
+         -DRF_WORKER_PATH=\"$(workerdir)/ringfence-worker\" -DRF_LIBFUSE_DIR=\"$(libfusedir)\"
 else
 PATHS := -DRF_PLUGIN_DIR=\"$(abspath $(BUILD))/plugins\" -DRF_SECCOMP_POLICY=\"$(abspath seccomp.policy)\" \
-         -DRF_WORKER_PATH=\"$(abspath $(BUILD))/ringfence-worker\"
+         -DRF_PROGRAM_POLICY=\"$(abspath program.policy)\" \
+         -DRF_WORKER_PATH=\"$(abspath $(BUILD))/ringfence-worker\" -DRF_LIBFUSE_DIR=\"$(abspath $(BUILD))/libfuse\"
 endif
 PATHS += -DRF_POLICY_PATH=\"$(confdir)/ringfence.policy\" -DRF_VERSION=\"$(VERSION)\"
 
@@ -63,7 +66,7 @@ endif
 
 LIB_SRC    := ipc/log.c ipc/msg.c ipc/fdpass.c ipc/status.c ipc/fuse_attr.c policy/policy.c policy/readfile.c policy/seccomp_policy.c policy/mountinfo.c
 BROKER_SRC := $(wildcard broker/*.c)
-WORKER_SRC := $(wildcard worker/*.c worker/*/*.c)
+WORKER_SRC := $(filter-out worker/host/runtime.c,$(wildcard worker/*.c worker/*/*.c))
 CTL_SRC    := tools/ringfencectl.c
 FSCK_SRC   := tools/ringfence-fsck.c plugins/record.c
 PLUGINS    := passthrough memfs hello
@@ -143,6 +146,27 @@ $(LIBFUSE): $(call pobj,$(LIBFUSE_SRC)) libfuse/libfuse3.map $(ABI_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,libfuse3.so.3 -Wl,--version-script,libfuse/libfuse3.map -Wl,-z,defs -o $@ $(call pobj,$(LIBFUSE_SRC)) $(ABI_LIB)
 
+# A program tenant's plugin host, as the library the program's libfuse3.so.3
+# needs (worker/host/runtime.c): the host's code again, exporting only the
+# plugin ABI and the runtime's entry.
+RUNTIME_SRC := worker/host/runtime.c worker/host/host.c worker/report.c worker/channel.c \
+	worker/mbox.c worker/title.c $(addprefix worker/plugin/,dispatch.c reply.c restore.c nodetab.c idmap.c) \
+	ipc/log.c ipc/msg.c ipc/fdpass.c ipc/fuse_attr.c
+RUNTIME     := $(BUILD)/libfuse/$(ABI_SONAME)
+
+$(BUILD)/pic/worker/%.o: CFLAGS += -Iworker
+
+$(BUILD)/abi/runtime.map: include/ringfence/plugin.h
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@){ echo '{ global: rf_host_program_serve;'; sed -n -e '/^static/d' -e 's/^[a-z][^(]*[ *]\(rf_[a-z0-9_]*\)(.*/\1;/p' $<; echo 'local: *; };'; } >$@
+
+$(RUNTIME): $(call pobj,$(RUNTIME_SRC)) $(BUILD)/abi/runtime.map
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,$(ABI_SONAME) -Wl,--version-script,$(BUILD)/abi/runtime.map -Wl,-z,defs -o $@ $(call pobj,$(RUNTIME_SRC)) $(URING_LIBS) -lpthread
+
+# what a program tenant loads (make all builds it)
+all: $(LIBFUSE) $(RUNTIME)
+
 $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie -rdynamic -Wl,-soname,$(ABI_SONAME) $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
 
@@ -201,6 +225,14 @@ $(BUILD)/tests/uexec_target: tests/unit/uexec_target.c tests/unit/uexec_target.h
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< -lpthread
 $(BUILD)/tests/check_uexec: $(BUILD)/tests/uexec_target
+# libfuse 3 programs, linked with Debian's libfuse3 as any is; a tenant runs
+# them with ringfence's (never instrumented: they load ringfence's
+# library, which is not)
+TEST_PROGRAMS := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c))
+$(BUILD)/tests/programs/%: tests/programs/%.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE $(WARN) $(FUSE3_CFLAGS) -o $@ $< -lfuse3
+all: $(TEST_PROGRAMS)
 UNIT_DEPS_check_passthrough := $(PLUGIN_OBJ) $(LIB)
 # against the library in the build tree, not the system's of that soname;
 # its rf_* (the plugin ABI it needs) are the test's own, under the ABI's soname
@@ -221,7 +253,7 @@ $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BR
 $(BUILD)/pic/tests/plugins/%.o: CFLAGS += -Iworker
 $(BUILD)/obj/worker/%.o: CFLAGS += -Iworker
 
-$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\" -DSHIPPED_POLICY=\"$(abspath seccomp.policy)\"
+$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS) -Ibroker -Iworker -DFIXTURES=\"$(abspath tests/fixtures)\" -DSHIPPED_POLICY=\"$(abspath seccomp.policy)\" -DPROGRAM_POLICY=\"$(abspath program.policy)\"
 
 # ---- make install: a build of its own with the installed paths ----
 INST      := $(BUILD)/installed
@@ -245,7 +277,7 @@ $(BUILD)/man/%: man/%.in $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,GEN,$@)$(SUBST) $< >$@
 
-installable: $(BINS) $(SHIPPED_SOS) $(ABI_LIB) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
+installable: $(BINS) $(SHIPPED_SOS) $(ABI_LIB) $(LIBFUSE) $(RUNTIME) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
 	$(addprefix $(BUILD)/man/,$(MAN_PAGES))
 
 # every man page renders without a warning, as lintian checks them
@@ -267,9 +299,11 @@ install:
 	$(INSTALL) -m 0755 $(addprefix $(INST)/,$(SBIN_FILES)) $(DESTDIR)$(sbindir)/
 	$(INSTALL) -m 0755 $(INST)/ringfence-worker $(DESTDIR)$(workerdir)/
 	$(INSTALL) -m 0644 $(patsubst %,$(INST)/plugins/%.so,$(PLUGINS)) $(DESTDIR)$(plugindir)/
-	$(INSTALL) -m 0644 seccomp.policy worker.policy $(DESTDIR)$(confdir)/
+	$(INSTALL) -m 0644 seccomp.policy worker.policy program.policy $(DESTDIR)$(confdir)/
 	$(INSTALL) -m 0644 include/ringfence/plugin.h $(DESTDIR)$(includedir)/ringfence/
 	$(INSTALL) -m 0644 $(INST)/libringfence-plugin.so $(DESTDIR)$(libdir)/ringfence/
+	$(INSTALL) -d $(DESTDIR)$(libfusedir)
+	$(INSTALL) -m 0644 $(INST)/libfuse/libfuse3.so.3 $(INST)/libfuse/$(ABI_SONAME) $(DESTDIR)$(libfusedir)/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfence-plugin.pc $(DESTDIR)$(pkgconfigdir)/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfenced.service $(DESTDIR)$(unitdir)/
 	$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(docdir)/
@@ -281,7 +315,9 @@ uninstall:
 		$(DESTDIR)$(workerdir)/ringfence-worker \
 		$(patsubst %,$(DESTDIR)$(plugindir)/%.so,$(PLUGINS)) \
 		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(confdir)/worker.policy \
+		$(DESTDIR)$(confdir)/program.policy \
 		$(DESTDIR)$(includedir)/ringfence/plugin.h $(DESTDIR)$(libdir)/ringfence/libringfence-plugin.so \
+		$(DESTDIR)$(libfusedir)/libfuse3.so.3 $(DESTDIR)$(libfusedir)/$(ABI_SONAME) \
 		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
 		$(DESTDIR)$(docdir)/examples/ringfence.policy \
@@ -289,7 +325,7 @@ uninstall:
 		$(patsubst %,$(DESTDIR)$(mandir)/man3/%,$(filter %.3,$(MAN_PAGES))) \
 		$(patsubst %,$(DESTDIR)$(mandir)/man5/%,$(filter %.5,$(MAN_PAGES))) \
 		$(patsubst %,$(DESTDIR)$(mandir)/man8/%,$(filter %.8,$(MAN_PAGES)))
-	@for d in $(DESTDIR)$(plugindir) $(DESTDIR)$(libdir)/ringfence $(DESTDIR)$(workerdir) \
+	@for d in $(DESTDIR)$(plugindir) $(DESTDIR)$(libfusedir) $(DESTDIR)$(libdir)/ringfence $(DESTDIR)$(workerdir) \
 		$(DESTDIR)$(includedir)/ringfence $(DESTDIR)$(docdir)/examples/sdk \
 		$(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) \
 		$(DESTDIR)$(confdir); do rmdir "$$d" 2>/dev/null || :; done

@@ -300,11 +300,11 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		put(o,
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u buffers=%s "
 		    "zero_copy=%s pinned=%llu state_size=%llu worker=%d mountpoint=%s plugin=%s "
-		    "user=%s uid=%u gid=%u",
+		    "program=%s user=%s uid=%u gid=%u",
 		    t->pol.name, rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues,
 		    t->geom.depth, t->conn.max_write, buffers, zero_copy, pinned, state,
-		    (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, t->pol.user,
-		    (unsigned int)t->uid, (unsigned int)t->gid);
+		    (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, t->pol.program,
+		    t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
 		for (i = 0; i < n; i++)
 			put(o, " %s=%llu", keys[i], vals[i]);
 		put(o,
@@ -326,6 +326,8 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
 	put_jstr(o, t->pol.plugin);
+	put(o, ",\"program\":");
+	put_jstr(o, t->pol.program);
 	put(o, ",\"user\":");
 	put_jstr(o, t->pol.user);
 	put(o, ",\"uid\":%u,\"gid\":%u", (unsigned int)t->uid, (unsigned int)t->gid);

@@ -258,7 +258,10 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	if (r < 0)
 		return r;
 	snprintf(c.source, sizeof(c.source), "%s", t->pol.source);
-	snprintf(c.options, sizeof(c.options), "%s", t->pol.options);
+	c.program = t->pol.program[0] != '\0';
+	snprintf(c.mountpoint, sizeof(c.mountpoint), "%s", t->pol.mountpoint);
+	snprintf(c.options, sizeof(c.options), "%s",
+		 c.program ? t->pol.program_args : t->pol.options);
 	snprintf(c.seccomp_policy, sizeof(c.seccomp_policy), "%s",
 		 rf_policy_seccomp_path(t->b->policy, &t->pol));
 	c.state_size = t->state_fd >= 0 ? t->pol.state_size : 0;
@@ -526,8 +529,9 @@ static void said_seccomp(struct rf_tenant *t, const struct rf_msg *m)
 		 name ? name : "?", (unsigned long long)sc.args[0], (unsigned long long)sc.args[1],
 		 (unsigned long long)sc.args[2], (unsigned long long)sc.args[3],
 		 (unsigned long long)sc.args[4], (unsigned long long)sc.args[5]);
-	log_warnx("%s: plugin %s: %s (syscall %d at 0x%llx); the process that made it dies",
-		  t->pol.name, t->pol.plugin, t->fail_reason, sc.nr, (unsigned long long)sc.ip);
+	log_warnx("%s: %s %s: %s (syscall %d at 0x%llx); the process that made it dies",
+		  t->pol.name, rf_mount_kind(&t->pol), rf_mount_runs(&t->pol), t->fail_reason,
+		  sc.nr, (unsigned long long)sc.ip);
 	free(name);
 }
 
@@ -585,7 +589,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 		if (t->generation > 0)
 			rf_recovery_kick(t);
 		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
-			 t->pol.plugin, t->pol.mountpoint, rf_transport_name(rd.transport),
+			 rf_mount_runs(&t->pol), t->pol.mountpoint, rf_transport_name(rd.transport),
 			 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
 		rf_upgrade_ready(t);
 		return;

@@ -50,6 +50,13 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 			 rf_tenant_state_name(t->state));
 		return -EAGAIN;
 	}
+	if (t->pol.program[0]) {
+		snprintf(why, len,
+			 "%s runs a program, which keeps its node ids in its own memory: a "
+			 "new one cannot take its clients' files over; use restart",
+			 t->pol.name);
+		return -EINVAL;
+	}
 	if (!t->pol.restore_nodes) {
 		snprintf(why, len,
 			 "%s has no restore_nodes: its clients would lose their open files; "

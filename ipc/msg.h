@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RF_IPC_VERSION 10
+#define RF_IPC_VERSION 11
 #define RF_IPC_MAX_PAYLOAD 8192
 #define RF_IPC_MAX_FDS 4
 
@@ -153,7 +153,11 @@ struct rf_msg_config {
 	/* debug = yes: the plugin host may be traced and dumps core, into
 	 * core_dir ("" none) bound at /cores in the sandbox's root */
 	uint32_t debug;
+	/* 1: @plugin is a libfuse 3 program the plugin host starts, @options
+	 * its arguments after the mount point (the policy's program_args) */
+	uint32_t program;
 	char name[RF_NAME_MAX];
+	char mountpoint[RF_PATH_MAX];
 	char plugin[RF_PATH_MAX];
 	char source[RF_PATH_MAX];
 	char options[RF_OPTIONS_MAX];

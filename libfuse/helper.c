@@ -139,3 +139,61 @@ EXPORT void fuse_cmdline_help(void)
 	       "    -o max_threads         the maximum number of worker threads\n"
 	       "                           allowed (default: 10)\n");
 }
+
+/* fuse.c: fuse_new@@FUSE_3.1 */
+struct fuse *fuse_new_31(struct fuse_args *args, const struct fuse_operations *op, size_t op_size,
+			 void *private_data);
+
+/*
+ * The high-level program's whole life, as libfuse's: its command line
+ * (help and version answered here), its file system, mounted (a no-op:
+ * the broker mounted), the signal handlers, the loop, and the same undone.
+ * 0, 1 for an error, 2 without a mount point.
+ */
+EXPORT int fuse_main_real(int argc, char *argv[], const struct fuse_operations *op, size_t op_size,
+			  void *user_data)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts;
+	struct fuse *f;
+	int res = 1;
+
+	if (parse(&args, &opts) != 0)
+		return 1;
+	if (opts.show_version) {
+		printf("FUSE library version %s\n", fuse_pkgversion());
+		fuse_lowlevel_version();
+		res = 0;
+		goto out;
+	}
+	if (opts.show_help) {
+		if (args.argv[0][0] != '\0')
+			printf("usage: %s [options] <mountpoint>\n\n", args.argv[0]);
+		printf("FUSE options:\n");
+		fuse_cmdline_help();
+		fuse_lib_help(&args);
+		res = 0;
+		goto out;
+	}
+	if (!opts.mountpoint) {
+		fuse_log(FUSE_LOG_ERR, "error: no mountpoint specified\n");
+		res = 2;
+		goto out;
+	}
+	f = fuse_new_31(&args, op, op_size, user_data);
+	if (!f)
+		goto out;
+	if (fuse_mount(f, opts.mountpoint) == 0) {
+		if (fuse_daemonize(opts.foreground) == 0 &&
+		    fuse_set_signal_handlers(fuse_get_session(f)) == 0) {
+			res = fuse_loop(f) == 0 ? 0 : 1;
+			fuse_remove_signal_handlers(fuse_get_session(f));
+		}
+		fuse_unmount(f);
+	}
+	fuse_destroy(f);
+out:
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	return res;
+}

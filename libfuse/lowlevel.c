@@ -24,12 +24,95 @@
 /* one session a process: the plugin's userdata is it */
 static struct fuse_session *the_session;
 
+enum {
+	KEY_DEBUG,
+	KEY_MOUNT
+};
+
+/* the session's options and the mount's, as libfuse knows them (its
+ * low-level options, mount.fuse(8)'s); the mount's are the policy's */
+static const struct fuse_opt session_opts[] = {
+	FUSE_OPT_KEY("debug", KEY_DEBUG),
+	FUSE_OPT_KEY("-d", KEY_DEBUG),
+	FUSE_OPT_KEY("--debug", KEY_DEBUG),
+	FUSE_OPT_KEY("allow_root", KEY_MOUNT),
+	FUSE_OPT_KEY("allow_other", KEY_MOUNT),
+	FUSE_OPT_KEY("auto_unmount", KEY_MOUNT),
+	FUSE_OPT_KEY("default_permissions", KEY_MOUNT),
+	FUSE_OPT_KEY("blkdev", KEY_MOUNT),
+	FUSE_OPT_KEY("fsname=", KEY_MOUNT),
+	FUSE_OPT_KEY("subtype=", KEY_MOUNT),
+	FUSE_OPT_KEY("max_read=", KEY_MOUNT),
+	FUSE_OPT_KEY("blksize=", KEY_MOUNT),
+	FUSE_OPT_KEY("rootmode=", KEY_MOUNT),
+	FUSE_OPT_KEY("user_id=", KEY_MOUNT),
+	FUSE_OPT_KEY("group_id=", KEY_MOUNT),
+	FUSE_OPT_KEY("context=", KEY_MOUNT),
+	FUSE_OPT_KEY("fscontext=", KEY_MOUNT),
+	FUSE_OPT_KEY("defcontext=", KEY_MOUNT),
+	FUSE_OPT_KEY("rootcontext=", KEY_MOUNT),
+	FUSE_OPT_KEY("ro", KEY_MOUNT),
+	FUSE_OPT_KEY("rw", KEY_MOUNT),
+	FUSE_OPT_KEY("suid", KEY_MOUNT),
+	FUSE_OPT_KEY("nosuid", KEY_MOUNT),
+	FUSE_OPT_KEY("dev", KEY_MOUNT),
+	FUSE_OPT_KEY("nodev", KEY_MOUNT),
+	FUSE_OPT_KEY("exec", KEY_MOUNT),
+	FUSE_OPT_KEY("noexec", KEY_MOUNT),
+	FUSE_OPT_KEY("async", KEY_MOUNT),
+	FUSE_OPT_KEY("sync", KEY_MOUNT),
+	FUSE_OPT_KEY("dirsync", KEY_MOUNT),
+	FUSE_OPT_KEY("atime", KEY_MOUNT),
+	FUSE_OPT_KEY("noatime", KEY_MOUNT),
+	FUSE_OPT_KEY("diratime", KEY_MOUNT),
+	FUSE_OPT_KEY("nodiratime", KEY_MOUNT),
+	FUSE_OPT_KEY("relatime", KEY_MOUNT),
+	FUSE_OPT_KEY("norelatime", KEY_MOUNT),
+	FUSE_OPT_KEY("strictatime", KEY_MOUNT),
+	FUSE_OPT_KEY("nostrictatime", KEY_MOUNT),
+	FUSE_OPT_KEY("lazytime", KEY_MOUNT),
+	FUSE_OPT_KEY("nolazytime", KEY_MOUNT),
+	FUSE_OPT_END,
+};
+
+static int session_opt(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct fuse_session *se = data;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_DEBUG:
+		se->debug = 1;
+		return 0;
+	case KEY_MOUNT:
+		fuse_log(FUSE_LOG_INFO,
+			 "fuse: mount option `%s' ignored: the tenant's policy says how ringfence "
+			 "mounts (ringfence.policy(5))\n",
+			 arg);
+		return 0;
+	default:
+		return 1; /* unknown: kept, and refused below */
+	}
+}
+
+/* libfuse's refusal of what no parser took: the kept arguments, in one */
+static void unknown_options(const struct fuse_args *args)
+{
+	char text[512];
+	size_t n = 0;
+	int i;
+
+	for (i = 1; i < args->argc && n < sizeof(text); i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", i > 1 ? " " : "",
+				      args->argv[i]);
+	fuse_log(FUSE_LOG_ERR, "fuse: unknown option(s): `%s'\n", text);
+}
+
 EXPORT struct fuse_session *fuse_session_new(struct fuse_args *args,
 					     const struct fuse_lowlevel_ops *op, size_t op_size,
 					     void *userdata)
 {
 	struct fuse_session *se;
-	int i;
 
 	if (the_session) {
 		fuse_log(FUSE_LOG_ERR, "fuse: a ringfence tenant has one session\n");
@@ -44,9 +127,15 @@ EXPORT struct fuse_session *fuse_session_new(struct fuse_args *args,
 		op_size = sizeof(se->op); /* a newer header's: its extra ops are not called */
 	memcpy(&se->op, op, op_size);
 	se->userdata = userdata;
-	for (i = 1; args && i < args->argc; i++)
-		if (strcmp(args->argv[i], "-d") == 0 || strcmp(args->argv[i], "-odebug") == 0)
-			se->debug = 1;
+	if (args && fuse_opt_parse(args, se, session_opts, session_opt) == -1) {
+		free(se);
+		return NULL;
+	}
+	if (args && args->argc > 1) {
+		unknown_options(args);
+		free(se);
+		return NULL;
+	}
 	the_session = se;
 	return se;
 }

@@ -149,6 +149,8 @@ struct key_def {
 static const struct key_def mount_keys[] = {
 	MKEY("mountpoint", K_PATH, mountpoint, 0, 0, 0),
 	MKEY("plugin", K_PLUGIN, plugin, 0, 0, 0),
+	MKEY("program", K_PATH, program, 0, 0, 0),
+	MKEY("program_args", K_STRING, program_args, 0, 0, 0),
 	MKEY("source", K_PATH, source, 0, 0, 0),
 	MKEY("options", K_STRING, options, 0, 0, 0),
 	MKEY("user", K_NAME, user, 0, 0, 0),
@@ -488,8 +490,18 @@ static void check_mount(struct parser *ps, struct section *sec)
 
 	if (!m->mountpoint[0])
 		perr(ps, m->line, "[mount %s]: missing required key 'mountpoint'", m->name);
-	if (!m->plugin[0])
-		perr(ps, m->line, "[mount %s]: missing required key 'plugin'", m->name);
+	if (!m->plugin[0] && !m->program[0])
+		perr(ps, m->line, "[mount %s]: missing required key 'plugin' (or 'program')",
+		     m->name);
+	if (m->plugin[0] && m->program[0])
+		perr(ps, line_of(sec, "program"),
+		     "program: a mount runs a plugin or a program, not both ('plugin' at line %d)",
+		     line_of(sec, "plugin"));
+	if (m->program[0] && m->options[0])
+		perr(ps, line_of(sec, "options"),
+		     "options: a program's arguments are 'program_args' (options are a plugin's)");
+	if (m->program_args[0] && !m->program[0])
+		perr(ps, line_of(sec, "program_args"), "program_args: no 'program' to give them");
 	if (!strcmp(m->mountpoint, "/"))
 		perr(ps, line_of(sec, "mountpoint"), "mountpoint: '/' would hide the whole system");
 	if (m->ownership == RF_OWN_XATTR && !m->default_permissions)
@@ -782,7 +794,9 @@ int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_polic
 {
 	int n;
 
-	if (m->plugin[0] == '/')
+	if (m->program[0])
+		n = snprintf(out, outlen, "%s", m->program);
+	else if (m->plugin[0] == '/')
 		n = snprintf(out, outlen, "%s", m->plugin);
 	else
 		n = snprintf(out, outlen, "%s/%s.so", p->plugin_dir, m->plugin);
@@ -793,22 +807,24 @@ bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount
 {
 #define SAME_STR(f) (strcmp(a->f, b->f) == 0)
 #define SAME(f) (a->f == b->f)
-	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(source) &&
-	       SAME_STR(options) && SAME_STR(user) && SAME_STR(group) && SAME_STR(seccomp_policy) &&
-	       SAME(shared_user) && SAME(disk_max) && SAME(inodes_max) && SAME(transport) &&
-	       SAME(bufpool) && SAME(zero_copy) && SAME(pool_size) && SAME(state_size) &&
-	       SAME(restore_nodes) && SAME(queue_depth) && SAME(max_write) && SAME(start_timeout) &&
-	       SAME(max_file_size) && SAME(memory_max) && SAME(pids_max) && SAME(cpu_weight) &&
-	       SAME(sched_idle) && SAME(request_timeout) && SAME(heartbeat_timeout) &&
-	       SAME(kernel_timeout) && SAME(crash_limit) && SAME(crash_window) &&
-	       SAME(allow_other) && SAME(default_permissions) && SAME(read_only) &&
-	       SAME(ownership) && SAME(handle_killpriv) && SAME(host_restart) && SAME(debug) &&
-	       SAME(disk_shared) && SAME_STR(core_dir);
+	return SAME_STR(name) && SAME_STR(mountpoint) && SAME_STR(plugin) && SAME_STR(program) &&
+	       SAME_STR(program_args) && SAME_STR(source) && SAME_STR(options) && SAME_STR(user) &&
+	       SAME_STR(group) && SAME_STR(seccomp_policy) && SAME(shared_user) && SAME(disk_max) &&
+	       SAME(inodes_max) && SAME(transport) && SAME(bufpool) && SAME(zero_copy) &&
+	       SAME(pool_size) && SAME(state_size) && SAME(restore_nodes) && SAME(queue_depth) &&
+	       SAME(max_write) && SAME(start_timeout) && SAME(max_file_size) && SAME(memory_max) &&
+	       SAME(pids_max) && SAME(cpu_weight) && SAME(sched_idle) && SAME(request_timeout) &&
+	       SAME(heartbeat_timeout) && SAME(kernel_timeout) && SAME(crash_limit) &&
+	       SAME(crash_window) && SAME(allow_other) && SAME(default_permissions) &&
+	       SAME(read_only) && SAME(ownership) && SAME(handle_killpriv) && SAME(host_restart) &&
+	       SAME(debug) && SAME(disk_shared) && SAME_STR(core_dir);
 #undef SAME
 #undef SAME_STR
 }
 
 const char *rf_policy_seccomp_path(const struct rf_policy *p, const struct rf_mount_policy *m)
 {
-	return m->seccomp_policy[0] ? m->seccomp_policy : p->seccomp_policy;
+	if (m->seccomp_policy[0])
+		return m->seccomp_policy;
+	return m->program[0] ? RF_PROGRAM_POLICY : p->seccomp_policy;
 }

@@ -35,6 +35,9 @@ enum rf_feature {
 #ifndef RF_SECCOMP_POLICY
 #define RF_SECCOMP_POLICY "/usr/local/etc/ringfence/seccomp.policy"
 #endif
+#ifndef RF_PROGRAM_POLICY
+#define RF_PROGRAM_POLICY "/usr/local/etc/ringfence/program.policy"
+#endif
 #ifndef RF_WORKER_PATH
 #define RF_WORKER_PATH "/usr/local/libexec/ringfence/ringfence-worker"
 #endif
@@ -53,7 +56,11 @@ struct rf_mount_policy {
 	char name[RF_POLICY_NAME_MAX];
 	int line; /* of the [mount NAME] header */
 	char mountpoint[RF_POLICY_PATH_MAX];
-	char plugin[RF_POLICY_PATH_MAX];
+	char plugin[RF_POLICY_PATH_MAX]; /* "" for a program's mount */
+	/* a libfuse 3 program the plugin host starts instead of a plugin,
+	 * and its arguments after the mount point (words apart by blanks) */
+	char program[RF_POLICY_PATH_MAX];
+	char program_args[RF_POLICY_OPTIONS_MAX];
 	char source[RF_POLICY_PATH_MAX]; /* "" when absent */
 	char options[RF_POLICY_OPTIONS_MAX];
 	char user[RF_POLICY_NAME_MAX]; /* RF_USER_DYNAMIC: one of the user_range */
@@ -187,8 +194,19 @@ const char *rf_read_policy_error(int r);
 /* "4096", "64K", "1M", "2G" (powers of 1024). Returns 0 or -EINVAL/-ERANGE. */
 int rf_parse_size(const char *s, uint64_t *out);
 
+/* What a mount runs, for messages: "plugin NAME" or "program PATH" */
+static inline const char *rf_mount_kind(const struct rf_mount_policy *m)
+{
+	return m->program[0] ? "program" : "plugin";
+}
+static inline const char *rf_mount_runs(const struct rf_mount_policy *m)
+{
+	return m->program[0] ? m->program : m->plugin;
+}
+
 /* Resolve a mount's plugin to a file: absolute paths stay, bare names
- * become DIR/NAME.so with DIR = the policy's plugin_dir. Returns 0 or
+ * become DIR/NAME.so with DIR = the policy's plugin_dir; a program's mount
+ * gives its program. Returns 0 or
  * -ENAMETOOLONG. */
 int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_policy *m, char *out,
 			  size_t outlen);
@@ -197,7 +215,8 @@ int rf_policy_plugin_path(const struct rf_policy *p, const struct rf_mount_polic
  * the line of the section header not. */
 bool rf_mount_policy_same(const struct rf_mount_policy *a, const struct rf_mount_policy *b);
 
-/* The seccomp policy file that applies to @m. */
+/* The seccomp policy file that applies to @m: its own, or a program's
+ * mount's RF_PROGRAM_POLICY, or the policy's global one. */
 const char *rf_policy_seccomp_path(const struct rf_policy *p, const struct rf_mount_policy *m);
 
 #endif /* RINGFENCE_POLICY_H */

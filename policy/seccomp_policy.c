@@ -601,11 +601,15 @@ static void parse_rule(struct ps *s)
 		perr(s, at, "unknown system call '%s'", r.name);
 		return;
 	}
+	/* one rule a call in one file, or in files included at one depth;
+	 * a rule of an including file replaces its included files', whether
+	 * it comes before or after their @include */
 	prev = find_rule(s->pol, r.nr);
-	if (prev) {
+	if (prev && prev->depth == s->depth) {
 		perr(s, at, "'%s' already has a rule at %s", r.name, prev->where);
 		return;
 	}
+	r.depth = s->depth;
 	snprintf(r.where, sizeof(r.where), "%s:%d", s->file, s->line);
 	skip_ws(s);
 	if (s->p[0] == '1' && (s->p[1] == '\0' || s->p[1] == ' ' || s->p[1] == '\t')) {
@@ -650,6 +654,15 @@ static void parse_rule(struct ps *s)
 		perr(s, s->p, "unexpected '%.20s'%s", s->p,
 		     r.nclauses ? ": expected '&&' or '||'" : "");
 		free(r.clauses);
+		return;
+	}
+	if (prev && prev->depth < r.depth) {
+		free(r.clauses); /* the including file's stands */
+		return;
+	}
+	if (prev) {
+		free(prev->clauses);
+		*prev = r;
 		return;
 	}
 	{

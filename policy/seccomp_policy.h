@@ -70,6 +70,7 @@ struct rf_sc_rule {
 	size_t nclauses; /* 0 with ALLOW: unconditional */
 	struct rf_sc_clause *clauses;
 	char where[300]; /* FILE:LINE of the rule, for listings */
+	int depth; /* the include depth of its file (0: the policy's own) */
 };
 
 struct rf_sc_policy {

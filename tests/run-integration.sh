@@ -14,7 +14,7 @@
 # broker's log, which can bury the reason in a long output).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TESTS=${TESTS:-"t_posix t_data t_bufpool t_zerocopy t_plugins t_async t_lifecycle t_sandbox t_hostile t_orphans t_chaos t_limits t_disk t_control t_ops t_recovery t_faults t_ownership t_fsck t_source t_install t_plugin_check t_debug t_state t_restore t_hostrestart t_upgrade t_broker_upgrade t_hostile2"}
+TESTS=${TESTS:-"t_posix t_data t_bufpool t_zerocopy t_plugins t_async t_lifecycle t_sandbox t_hostile t_orphans t_chaos t_limits t_disk t_control t_ops t_recovery t_faults t_ownership t_fsck t_source t_install t_plugin_check t_debug t_state t_restore t_hostrestart t_upgrade t_broker_upgrade t_hostile2 t_program"}
 TRANSPORTS=${TRANSPORTS:-"uring classic"}
 TESTS_ONCE=${TESTS_ONCE-"t_install t_plugin_check t_debug"}
 LIMIT=${TEST_TIMEOUT:-300}

@@ -27,11 +27,14 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "report.h"
 #include "sandbox.h"
 #include "seccomp_policy.h"
 #include "title.h"
+#include "uexec.h"
 #include "worker.h"
 #include "host/host.h"
+#include "host/runtime.h"
 #include "keeper/keeper.h"
 
 /* descriptors a worker may hold: pool, rings, plugin files (passthrough
@@ -42,53 +45,6 @@
 #define RF_WORKER_DATA (1ULL << 30)
 
 static struct rf_worker W;
-
-static void ipc_log_sink(int level, const char *line)
-{
-	char buf[sizeof(struct rf_msg_log) + 1024];
-	struct rf_msg_log *l = (struct rf_msg_log *)buf;
-	size_t n = strnlen(line, 1023);
-
-	l->level = (uint32_t)level;
-	memcpy(l->line, line, n);
-	l->line[n] = '\0';
-	if (rf_msg_send(W.ipc_fd, RF_MSG_LOG, 0, l, sizeof(*l) + n + 1, NULL, 0) < 0) {
-		/* the broker is gone: stderr (/dev/null, or a terminal when
-		 * run by hand) is all that is left */
-		ssize_t w = write(STDERR_FILENO, line, n);
-
-		(void)w;
-	}
-}
-
-static void __attribute__((noreturn)) fail(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void fail(int err, const char *fmt, ...)
-{
-	char buf[sizeof(struct rf_msg_failed) + 512];
-	struct rf_msg_failed *f = (struct rf_msg_failed *)buf;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(f->what, 512, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if (n > 511)
-		n = 511;
-	/* one line (errors from a parser come one per line); the broker would
-	 * show a newline escaped */
-	while (n > 0 && f->what[n - 1] == '\n')
-		f->what[--n] = '\0';
-	for (char *c = f->what; (c = strchr(c, '\n')); c++)
-		*c = ' ';
-	f->error = err;
-	rf_msg_send(W.ipc_fd, RF_MSG_FAILED, 0, f, sizeof(*f) + (size_t)n + 1, NULL, 0);
-	log_warnx("%s: %s", f->what, strerror(err));
-	exit(1);
-}
 
 static bool terminated(const char *s, size_t n)
 {
@@ -128,13 +84,15 @@ static void recv_config(void)
 		mem = mmap(want, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
 			   m.fds[1], 0);
 		if (mem == MAP_FAILED || mem != want)
-			fail(errno ? errno : EEXIST, "map the mount's state at %p", (void *)want);
+			rf_report_fail(errno ? errno : EEXIST, "map the mount's state at %p",
+				       (void *)want);
 		close(m.fds[1]);
 		W.restore_mem = W.cfg.restore_size ? mem : NULL;
 		W.state = W.cfg.state_size ? mem + W.cfg.restore_size : NULL;
 	}
 	if (W.cfg.version != RF_IPC_VERSION || !terminated(W.cfg.name, sizeof(W.cfg.name)) ||
 	    !terminated(W.cfg.plugin, sizeof(W.cfg.plugin)) ||
+	    !terminated(W.cfg.mountpoint, sizeof(W.cfg.mountpoint)) ||
 	    !terminated(W.cfg.source, sizeof(W.cfg.source)) ||
 	    !terminated(W.cfg.options, sizeof(W.cfg.options)) ||
 	    !terminated(W.cfg.seccomp_policy, sizeof(W.cfg.seccomp_policy)) ||
@@ -147,8 +105,8 @@ static void recv_config(void)
 	W.pool = mmap((void *)(uintptr_t)W.cfg.pool_addr, W.cfg.pool_size, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_FIXED_NOREPLACE, m.fds[0], 0);
 	if (W.pool == MAP_FAILED || W.pool != (void *)(uintptr_t)W.cfg.pool_addr)
-		fail(errno ? errno : EEXIST, "map the pool at 0x%llx",
-		     (unsigned long long)W.cfg.pool_addr);
+		rf_report_fail(errno ? errno : EEXIST, "map the pool at 0x%llx",
+			       (unsigned long long)W.cfg.pool_addr);
 	/* the same pool, read-only, for the plugin host's view of the
 	 * records (host/host.c); the keeper closes it at the fork */
 	{
@@ -157,7 +115,7 @@ static void recv_config(void)
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", m.fds[0]);
 		W.pool_ro_fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (W.pool_ro_fd < 0)
-			fail(errno, "open the pool read-only");
+			rf_report_fail(errno, "open the pool read-only");
 	}
 	close(m.fds[0]);
 	/* the plugin host's own channel to the broker (host_main) */
@@ -263,7 +221,7 @@ static int open_plugin_file(void)
 	int fd = open(W.cfg.plugin, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		fail(errno, "open plugin %s", W.cfg.plugin);
+		rf_report_fail(errno, "open plugin %s", W.cfg.plugin);
 	return fd;
 }
 
@@ -279,11 +237,11 @@ static void check_killpriv(const struct rf_plugin *p)
 
 	if ((flags & FUSE_HANDLE_KILLPRIV_V2) && (p->write || p->setattr) &&
 	    !(pflags & RF_PLUGIN_KILLPRIV))
-		fail(EINVAL,
-		     "plugin %s does not clear setuid and setgid bits itself (no "
-		     "RF_PLUGIN_KILLPRIV); "
-		     "set handle_killpriv = no in its mount's policy",
-		     W.cfg.plugin);
+		rf_report_fail(EINVAL,
+			       "plugin %s does not clear setuid and setgid bits itself (no "
+			       "RF_PLUGIN_KILLPRIV); "
+			       "set handle_killpriv = no in its mount's policy",
+			       W.cfg.plugin);
 }
 
 static struct rf_plugin plugin_copy;
@@ -298,7 +256,7 @@ static void load_plugin(int plugin_fd)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", plugin_fd);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		fail(ENOEXEC, "load plugin %s: %s", W.cfg.plugin, dlerror());
+		rf_report_fail(ENOEXEC, "load plugin %s: %s", W.cfg.plugin, dlerror());
 	close(plugin_fd);
 	/* The loader names it as it was opened, which means nothing to a
 	 * debugger (gdb would open its own descriptor of that number): it
@@ -308,13 +266,14 @@ static void load_plugin(int plugin_fd)
 		lm->l_name = W.cfg.plugin;
 	p = dlsym(h, "ringfence_plugin");
 	if (!p)
-		fail(ENOEXEC, "plugin %s exports no 'ringfence_plugin'", W.cfg.plugin);
+		rf_report_fail(ENOEXEC, "plugin %s exports no 'ringfence_plugin'", W.cfg.plugin);
 	if (p->abi_version < 1 || p->abi_version > RF_PLUGIN_ABI_VERSION)
-		fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks 1 to %u",
-		     W.cfg.plugin, p->abi_version, RF_PLUGIN_ABI_VERSION);
+		rf_report_fail(ENOEXEC, "plugin %s has ABI version %u; this worker speaks 1 to %u",
+			       W.cfg.plugin, p->abi_version, RF_PLUGIN_ABI_VERSION);
 	if (p->struct_size < RF_PLUGIN_MIN_SIZE)
-		fail(ENOEXEC, "plugin %s: struct rf_plugin of %u bytes, expected at least %zu",
-		     W.cfg.plugin, p->struct_size, RF_PLUGIN_MIN_SIZE);
+		rf_report_fail(ENOEXEC,
+			       "plugin %s: struct rf_plugin of %u bytes, expected at least %zu",
+			       W.cfg.plugin, p->struct_size, RF_PLUGIN_MIN_SIZE);
 	check_killpriv(p);
 	/* fields past the plugin's struct_size are none (NULL, 0): a copy,
 	 * so that nothing reads past the object the plugin built */
@@ -332,7 +291,7 @@ static void prepare_queues(void)
 	int err = rf_queues_prepare(&W, why, sizeof(why));
 
 	if (err < 0)
-		fail(-err, "%s", why);
+		rf_report_fail(-err, "%s", why);
 }
 
 /* The sandbox's root, its source and limits (sandbox.c says what each step
@@ -349,6 +308,7 @@ static void enter_sandbox_root(bool sandbox)
 		.read_only = (int)W.cfg.read_only,
 		.debug = W.cfg.debug != 0,
 		.core_dir = W.cfg.core_dir,
+		.libdir = W.cfg.program ? RF_LIBFUSE_DIR : "",
 		.nofile = RF_WORKER_NOFILE,
 		.data = RF_WORKER_DATA,
 		.fsize = W.cfg.max_file_size ? W.cfg.max_file_size : RLIM_INFINITY,
@@ -362,7 +322,7 @@ static void enter_sandbox_root(bool sandbox)
 		log_warnx("running WITHOUT the sandbox (ringfenced --bench-unsafe)");
 	err = rf_sandbox_enter_root(&SB);
 	if (err < 0)
-		fail(-err, "%s", SB.failed);
+		rf_report_fail(-err, "%s", SB.failed);
 	W.source_fd = SB.source_fd;
 }
 
@@ -377,7 +337,7 @@ static void enter_sandbox_drop(bool host)
 							  : RF_DENY_KEEPER;
 	err = rf_sandbox_enter_drop(&SB);
 	if (err < 0)
-		fail(-err, "%s", SB.failed);
+		rf_report_fail(-err, "%s", SB.failed);
 }
 
 static void __attribute__((noreturn))
@@ -484,7 +444,7 @@ static int start_up(struct rf_sc_policy **sc_policy)
 		rf_rescue_plan(&W);
 	err = rf_sc_policy_load(W.cfg.seccomp_policy, sc_policy, sc_err, sizeof(sc_err));
 	if (err < 0)
-		fail(-err, "seccomp policy %s: %s", W.cfg.seccomp_policy, sc_err);
+		rf_report_fail(-err, "seccomp policy %s: %s", W.cfg.seccomp_policy, sc_err);
 	return open_plugin_file();
 }
 
@@ -494,7 +454,6 @@ static int start_up(struct rf_sc_policy **sc_policy)
  * started. */
 static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox)
 {
-	struct rf_init_args ia;
 	int err;
 
 	if (W.cfg.responder) {
@@ -507,23 +466,10 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 	} else {
 		load_plugin(plugin_fd);
 	}
-	memset(&ia, 0, sizeof(ia));
-	ia.name = W.cfg.name;
-	ia.source_fd = W.source_fd;
-	ia.source = W.cfg.source;
-	ia.options = W.cfg.options;
-	ia.max_write = W.cfg.max_write;
-	ia.read_only = (int)W.cfg.read_only;
-	ia.ownership = W.cfg.ownership;
-	ia.state = W.state;
-	ia.state_size = W.state ? W.cfg.state_size : 0;
-	ia.generation = W.cfg.generation;
-	if (W.plugin->init) {
-		err = W.plugin->init(&ia, &W.userdata);
-		if (err)
-			fail(err > 0 && err < 4096 ? err : EIO, "plugin %s init",
-			     W.plugin->name ? W.plugin->name : W.cfg.plugin);
-	}
+	err = rf_plugin_init(&W);
+	if (err)
+		rf_report_fail(err, "plugin %s init",
+			       W.plugin->name ? W.plugin->name : W.cfg.plugin);
 	/* make bench's one-process target: the keeper's deny list alone (its
 	 * data path makes register calls a plugin's policy refuses; a filter
 	 * costs tens of nanoseconds a call, docs/performance.md) */
@@ -534,7 +480,7 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 	else
 		err = rf_sc_policy_load_filter(sc_policy);
 	if (err < 0)
-		fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
+		rf_report_fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
 	rf_sc_policy_free(sc_policy);
 	/* a predecessor's node ids and open files, through the plugin's
 	 * hooks, under its seccomp policy */
@@ -543,8 +489,74 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 
 		err = rf_restore_start(&W, why, sizeof(why));
 		if (err < 0)
-			fail(-err, "%s", why);
+			rf_report_fail(-err, "%s", why);
 	}
+}
+
+static int keep_open(int fd)
+{
+	return fcntl(fd, F_SETFD, 0);
+}
+
+/*
+ * A program tenant's plugin host becomes its program (host/runtime.c
+ * says how it is then served): the tenant's seccomp policy first, for the
+ * program's code runs from the loader's first instruction; then the
+ * system's loader in this process (uexec.c), with ringfence's libfuse
+ * directory searched first, for the program (its file, opened before the
+ * sandbox, by its descriptor; named as the policy names it), the mount
+ * point, and the policy's program_args, split at blanks.
+ */
+static void __attribute__((noreturn))
+start_program(int program_fd, struct rf_sc_policy *sc_policy, bool sandbox)
+{
+	char args[sizeof(W.cfg.options)], fd_path[32], host_env[96], why[256];
+	char *argv[8 + sizeof(args) / 2], *envp[] = { host_env, "PATH=/usr/bin:/bin", NULL };
+	char *word, *save = NULL;
+	size_t n = 0;
+	int err;
+
+	if (W.cfg.bench & RF_UNSAFE_LEARN_SECCOMP)
+		rf_report_fail(ENOTSUP,
+			       "program %s: a program's seccomp policy cannot be learnt yet",
+			       W.cfg.plugin);
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", program_fd);
+	snprintf(host_env, sizeof(host_env), RF_HOST_ENV "=%llx %zu %u",
+		 (unsigned long long)(uintptr_t)&W, sizeof(W), (unsigned int)RF_IPC_VERSION);
+	argv[n++] = "ld.so";
+	argv[n++] = "--library-path";
+	argv[n++] = RF_SANDBOX_LIBDIR;
+	argv[n++] = "--argv0";
+	argv[n++] = W.cfg.plugin;
+	argv[n++] = fd_path;
+	argv[n++] = W.cfg.mountpoint;
+	snprintf(args, sizeof(args), "%s", W.cfg.options);
+	for (word = strtok_r(args, " \t", &save); word; word = strtok_r(NULL, " \t", &save))
+		argv[n++] = word;
+	argv[n] = NULL;
+	/* its standard output and error: the keeper logs them */
+	if (dup2(W.out_wr, STDOUT_FILENO) < 0 || dup2(W.out_wr, STDERR_FILENO) < 0)
+		rf_report_fail(errno, "program %s: its output to the keeper", W.cfg.plugin);
+	/* past the loader's exec-like start: the program's file, and what
+	 * the runtime serves with (the broker's channel, and per queue the
+	 * host's ring, its socket to the keeper and both eventfds) */
+	if (keep_open(program_fd) < 0 || keep_open(W.ipc_fd) < 0 ||
+	    (W.source_fd >= 0 && keep_open(W.source_fd) < 0))
+		rf_report_fail(errno, "program %s: keep its descriptors open", W.cfg.plugin);
+	for (uint32_t q = 0; q < W.nqueues; q++) {
+		struct rf_queue *qu = &W.queues[q];
+
+		if (keep_open(qu->hring_fd) < 0 || keep_open(qu->chan_fd) < 0 ||
+		    keep_open(qu->hevfd) < 0 || keep_open(qu->evfd) < 0)
+			rf_report_fail(errno, "program %s: keep queue %u's descriptors open",
+				       W.cfg.plugin, q);
+	}
+	err = sandbox && !(W.cfg.bench & RF_BENCH_ONE_PROCESS) ? rf_sc_policy_load_filter(sc_policy)
+							       : 0;
+	if (err < 0)
+		rf_report_fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
+	err = rf_uexec(argv, envp, why, sizeof(why));
+	rf_report_fail(-err, "start program %s: %s", W.cfg.plugin, why);
 }
 
 /* The queue threads serve, the main thread answers the broker, until
@@ -579,20 +591,23 @@ static void serve(void)
 
 /* A host the keeper forks again (host_restart) keeps of the keeper's
  * descriptors only what a host holds: its channel to the broker, the pool
- * read-only, the source, the plugin's file, and per queue its ring, its
+ * read-only, the source, the plugin's file (a program's, and the pipe to
+ * the keeper for its output), and per queue its ring, its
  * socket, its wake-up eventfd and the keeper's (not the keeper's rings,
  * nor a file a dead host passed it). */
 static void keep_only_host_fds(void)
 {
-	int *keep = malloc((4 + 4 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, j, lo = 3;
+	int *keep = malloc((5 + 4 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, j, lo = 3;
 	uint32_t q;
 
 	if (!keep)
-		fail(ENOMEM, "start the next plugin host");
+		rf_report_fail(ENOMEM, "start the next plugin host");
 	keep[n++] = W.ipc_fd;
 	keep[n++] = W.pool_ro_fd;
 	keep[n++] = W.source_fd;
 	keep[n++] = W.plugin_fd;
+	if (W.out_wr >= 0)
+		keep[n++] = W.out_wr;
 	for (q = 0; q < W.nqueues; q++) {
 		keep[n++] = W.queues[q].hring_fd;
 		keep[n++] = W.queues[q].host_chan_fd;
@@ -644,25 +659,27 @@ host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool agai
 		keep_only_host_fds();
 	err = rf_host_enter(&W, again, why, sizeof(why));
 	if (err < 0)
-		fail(-err, "%s", why);
+		rf_report_fail(-err, "%s", why);
 	if (!again) {
 		enter_sandbox_drop(true);
 	} else {
 		W.tag = rf_gen_tag(W.cfg.generation);
 		err = SB.debug ? rf_sandbox_debuggable(&SB) : 0;
 		if (err < 0)
-			fail(-err, "%s", SB.failed);
+			rf_report_fail(-err, "%s", SB.failed);
 		err = sandbox ? rf_sandbox_seccomp_base(W.ipc_fd, RF_DENY_HOST_AGAIN,
 							W.cfg.pool_addr)
 			      : 0;
 		if (err < 0)
-			fail(-err, "install the plugin host's seccomp deny list");
+			rf_report_fail(-err, "install the plugin host's seccomp deny list");
 	}
 	rf_data_probe_source(&W);
+	if (W.cfg.program)
+		start_program(plugin_fd, sc_policy, sandbox);
 	start_plugin(plugin_fd, sc_policy, sandbox);
 	err = rf_host_serve(&W);
 	if (err < 0)
-		fail(-err, "start the plugin host's threads");
+		rf_report_fail(-err, "start the plugin host's threads");
 	if (W.plugin->destroy)
 		W.plugin->destroy(W.userdata);
 	rf_restore_stop(&W);
@@ -680,7 +697,7 @@ static void start_host(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandb
 		W.queues[q].host_seq = 1;
 	pid = fork();
 	if (pid < 0)
-		fail(errno, "start the plugin host");
+		rf_report_fail(errno, "start the plugin host");
 	if (pid == 0)
 		host_main(plugin_fd, sc_policy, sandbox, false);
 	W.host_pid = pid;
@@ -718,6 +735,8 @@ int main(int argc, char **argv)
 	W.plugin_fd = -1;
 	W.waiting_fd = -1;
 	W.rescue_budget = -1;
+	W.out_rd = -1;
+	W.out_wr = -1;
 	W.side = &rf_keeper_side;
 	rf_title_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -741,7 +760,7 @@ int main(int argc, char **argv)
 	/* the kernel has applied the client's umask already */
 	umask(0);
 	log_init("ringfence-worker", 1, RF_LOG_INFO);
-	log_set_sink(ipc_log_sink);
+	rf_report_to(W.ipc_fd);
 
 	plugin_fd = start_up(&sc_policy);
 	rf_title_set(W.side->name, W.cfg.name);
@@ -753,7 +772,7 @@ int main(int argc, char **argv)
 		int err = rf_host_prepare(&W, why, sizeof(why));
 
 		if (err < 0)
-			fail(-err, "%s", why);
+			rf_report_fail(-err, "%s", why);
 	}
 	prepare_queues();
 	sandbox = !(W.cfg.bench & RF_BENCH_NO_SANDBOX);
@@ -771,6 +790,7 @@ int main(int argc, char **argv)
 		W.host_ipc_fd = -1;
 	}
 	enter_sandbox_drop(false);
+	rf_host_output_start(&W);
 	/* what bounds the rescue, read as late as the keeper may still close
 	 * a descriptor: where it runs the plugin itself, the plugin's seccomp
 	 * policy comes next */

@@ -46,19 +46,20 @@
 #include "log.h"
 #include "pool.h"
 #include "sandbox.h"
+#include "host/runtime.h"
 
 #define NEWROOT "/tmp"
 
 static int sandbox_ipc_fd = -1;
 
 static int build_root(const char *source, int read_only, unsigned long bind_flags,
-		      const char *cores);
+		      const char *cores, const char *libdir);
 
-int rf_sandbox_fs(const char *source, int read_only, const char *core_dir)
+int rf_sandbox_fs(const char *source, int read_only, const char *core_dir, const char *libdir)
 {
 	unsigned long bind_flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV;
-	char src_path[64], core_path[64];
-	int src_fd = -1, core_fd = -1, r = 0;
+	char src_path[64], core_path[64], lib_path[64];
+	int src_fd = -1, core_fd = -1, lib_fd = -1, r = 0;
 
 	/* Hold the source (and core_dir) before anything is mounted over it
 	 * (it may live under NEWROOT), and bind it through its /proc link. */
@@ -74,24 +75,95 @@ int rf_sandbox_fs(const char *source, int read_only, const char *core_dir)
 			r = -errno;
 		snprintf(core_path, sizeof(core_path), "/proc/self/fd/%d", core_fd);
 	}
+	if (!r && libdir && libdir[0]) {
+		lib_fd = open(libdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (lib_fd < 0)
+			r = -errno;
+		snprintf(lib_path, sizeof(lib_path), "/proc/self/fd/%d", lib_fd);
+	}
 	if (!r)
 		r = build_root(src_fd >= 0 ? src_path : NULL, read_only, bind_flags,
-			       core_fd >= 0 ? core_path : NULL);
+			       core_fd >= 0 ? core_path : NULL, lib_fd >= 0 ? lib_path : NULL);
 	if (src_fd >= 0)
 		close(src_fd);
 	if (core_fd >= 0)
 		close(core_fd);
+	if (lib_fd >= 0)
+		close(lib_fd);
 	return r;
 }
 
+/* @from at @to (a directory made for it), read-only, nosuid, nodev */
+static int bind_ro(const char *from, const char *to)
+{
+	if (mkdir(to, 0755) < 0 || mount(from, to, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+	    mount(NULL, to, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+		    0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A program's: the system's programs and libraries read-only (/usr, and
+ * /lib*, /bin, /sbin as the host has them: links into /usr, or
+ * directories), the loader's cache, and ringfence's libfuse directory at
+ * RF_SANDBOX_LIBDIR, which the program's loader searches first.
+ */
+static int bind_system(const char *libdir)
+{
+	static const char *const dirs[] = {
+		"usr", "lib", "lib64", "lib32", "libx32", "bin", "sbin"
+	};
+	char from[32], to[48], target[256];
+	struct stat st;
+	size_t i;
+	ssize_t n;
+	int fd;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(from, sizeof(from), "/%s", dirs[i]);
+		snprintf(to, sizeof(to), NEWROOT "/%s", dirs[i]);
+		if (lstat(from, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(from, target, sizeof(target) - 1);
+			if (n < 0)
+				return -errno;
+			target[n] = '\0';
+			if (symlink(target, to) < 0)
+				return -errno;
+		} else if (S_ISDIR(st.st_mode)) {
+			int r = bind_ro(from, to);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	if (mkdir(NEWROOT "/etc", 0755) < 0)
+		return -errno;
+	if (stat("/etc/ld.so.cache", &st) == 0) {
+		fd = open(NEWROOT "/etc/ld.so.cache", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+			  0644);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+		if (mount("/etc/ld.so.cache", NEWROOT "/etc/ld.so.cache", NULL, MS_BIND, NULL) <
+			    0 ||
+		    mount(NULL, NEWROOT "/etc/ld.so.cache", NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+			return -errno;
+	}
+	return bind_ro(libdir, NEWROOT RF_SANDBOX_LIBDIR);
+}
+
 static int build_root(const char *source, int read_only, unsigned long bind_flags,
-		      const char *cores)
+		      const char *cores, const char *libdir)
 {
 	/* nothing we mount may leak back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
 	if (mount("ringfence", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "size=64k,nr_inodes=16,mode=0755") < 0)
+		  "size=64k,nr_inodes=32,mode=0755") < 0)
 		return -errno;
 	if (mkdir(NEWROOT "/proc", 0555) < 0 || mkdir(NEWROOT "/old", 0700) < 0)
 		return -errno;
@@ -110,6 +182,12 @@ static int build_root(const char *source, int read_only, unsigned long bind_flag
 		      mount(NULL, NEWROOT "/cores", NULL,
 			    MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0))
 		return -errno;
+	if (libdir) {
+		int r = bind_system(libdir);
+
+		if (r < 0)
+			return r;
+	}
 	/* a procfs of this PID namespace: /proc/self/fd is how the plugin is
 	 * loaded and how passthrough reaches xattrs of O_PATH files */
 	if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -596,11 +674,15 @@ int rf_sandbox_enter_root(struct rf_sandbox *sb)
 	int err;
 
 	sb->source_fd = -1;
-	err = sb->sandboxed ? rf_sandbox_fs(sb->source, sb->read_only, sb->core_dir) : 0;
+	err = sb->sandboxed ? rf_sandbox_fs(sb->source, sb->read_only, sb->core_dir, sb->libdir)
+			    : 0;
 	if (err < 0) {
-		snprintf(sb->failed, sizeof(sb->failed), "build the sandbox root (source %s%s%s)",
+		snprintf(sb->failed, sizeof(sb->failed),
+			 "build the sandbox root (source %s%s%s%s%s)",
 			 sb->source[0] ? sb->source : "none", sb->core_dir[0] ? ", core_dir " : "",
-			 sb->core_dir);
+			 sb->core_dir,
+			 sb->libdir && sb->libdir[0] ? ", the system's /usr and " : "",
+			 sb->libdir ? sb->libdir : "");
 		return err;
 	}
 	if (sb->source[0]) {

@@ -12,8 +12,11 @@
 
 /* Pivot into a read-only tmpfs root holding /proc and, if @source is set,
  * /source (a nosuid,nodev bind, read-only if @read_only), and if @core_dir
- * is set, /cores (a writable nosuid,nodev,noexec bind of it). */
-int rf_sandbox_fs(const char *source, int read_only, const char *core_dir);
+ * is set, /cores (a writable nosuid,nodev,noexec bind of it); if @libdir
+ * is set (a program's), /usr, /lib*, /bin, /sbin and /etc/ld.so.cache
+ * read-only as the host has them, and @libdir read-only at
+ * RF_SANDBOX_LIBDIR. */
+int rf_sandbox_fs(const char *source, int read_only, const char *core_dir, const char *libdir);
 /* core 0 (hard limit @core_max at most), RLIMIT_NOFILE @nofile (or the inherited hard limit, if lower),
  * RLIMIT_DATA @data bytes, RLIMIT_FSIZE @fsize bytes (RLIM_INFINITY for
  * none), and where @nproc is not 0 RLIMIT_NPROC @nproc tasks: where no
@@ -74,6 +77,9 @@ struct rf_sandbox {
 	 * inherited one, and lets its hosts become dumpable */
 	bool debug;
 	const char *core_dir;
+	/* a program's: ringfence's libfuse directory, and the system's
+	 * programs and libraries ("" none: a plugin's) */
+	const char *libdir;
 	rlim_t nofile, data, fsize, nproc;
 	uid_t uid;
 	gid_t gid;

@@ -258,6 +258,10 @@ struct rf_worker {
 	 * bits of its ring's user_data (a dead host's late completions on
 	 * the same ring carry another) */
 	int plugin_fd;
+	/* a program's standard output and error, one pipe for all its
+	 * hosts: the keeper reads (rf_host_output_start), each host writes;
+	 * -1 for a plugin's, whose are /dev/null */
+	int out_rd, out_wr;
 	struct rf_sc_policy *sc_policy;
 	bool sandbox;
 	atomic_uint host_seq;
@@ -331,6 +335,9 @@ const char *rf_op_name(uint32_t opcode);
 /* plugin/learn.c: load @p as ringfenced --learn-seccomp asks (every call it would
  * refuse is let through and logged once per operation); 0 or -errno */
 int rf_learn_start(struct rf_worker *w, const struct rf_sc_policy *p);
+/* The plugin's init with the mount's arguments (w->plugin set): 0, or its
+ * error (a positive errno; EIO for anything else). */
+int rf_plugin_init(struct rf_worker *w);
 /* Parse the request in @req (in, arg0, rest filled) and call the plugin.
  * Malformed requests are answered EINVAL/EIO without reaching the plugin. */
 void rf_dispatch(struct rf_req *req);

@@ -113,6 +113,7 @@ rf_setup() {
 
 # rf_policy NAME PLUGIN [SOURCE] [extra lines...]: append a mount section
 # to $T/policy with mountpoint $T/NAME.mnt, and create the directories.
+# PLUGIN "-": no plugin line (a program's mount: "program = ..." follows).
 rf_policy() {
 	local name=$1 plugin=$2 src=${3:-}
 	shift 3 || shift $#
@@ -122,8 +123,8 @@ rf_policy() {
 		printf '[global]\ncontrol_socket = %s/ctl.sock\nusers_file = %s/users\n\n' "$T" "$T" >"$T/policy"
 	fi
 	{
-		printf '[mount %s]\nmountpoint = %s\nplugin = %s\ntransport = %s\n' \
-			"$name" "$T/$name.mnt" "$plugin" "$TRANSPORT"
+		printf '[mount %s]\nmountpoint = %s\ntransport = %s\n' "$name" "$T/$name.mnt" "$TRANSPORT"
+		[ "$plugin" = - ] || printf 'plugin = %s\n' "$plugin"
 		if [ -n "$src" ]; then
 			# empty: the broker hands it to the tenant's dynamic user
 			mkdir -p "$src"

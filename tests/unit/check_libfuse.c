@@ -185,7 +185,8 @@ static int refuse(void *data, const char *arg, int key, struct fuse_args *out)
 }
 
 /* errors: the arguments are left as they were */
-/* the last message libfuse logged, through the program's log function */
+/* the last message libfuse logged, through the program's log function,
+ * and how many: a message is a line, which libfuse may log in pieces */
 static struct {
 	char text[256];
 	int level;
@@ -194,9 +195,14 @@ static struct {
 
 static void capture(enum fuse_log_level level, const char *fmt, va_list ap)
 {
-	vsnprintf(logged.text, sizeof(logged.text), fmt, ap);
+	size_t len = strlen(logged.text);
+
+	if (len == 0 || logged.text[len - 1] == '\n') {
+		len = 0;
+		logged.n++;
+	}
+	vsnprintf(logged.text + len, sizeof(logged.text) - len, fmt, ap);
 	logged.level = (int)level;
-	logged.n++;
 }
 
 START_TEST(test_errors)
@@ -554,6 +560,38 @@ START_TEST(test_loop_config)
 	ck_assert_uint_eq(c->max_threads, 3);
 #endif
 	fuse_loop_cfg_destroy(c);
+}
+END_TEST
+
+/* A session's options: libfuse's own and the mount's are taken, anything
+ * else refused with libfuse's words; ringfence's library says that the
+ * mount's are the policy's. */
+START_TEST(test_session_options)
+{
+	static const struct fuse_lowlevel_ops ops = { 0 };
+	char *bad[] = { "prog", "-o", "bogus,-x", NULL };
+	char *mount[] = { "prog", "-o", "allow_other,fsname=img,ro", "-d", NULL };
+	struct fuse_args a = FUSE_ARGS_INIT(3, bad);
+	struct fuse_session *se;
+
+	fuse_set_log_func(capture);
+	ck_assert_ptr_null(fuse_session_new(&a, &ops, sizeof(ops), NULL));
+	ck_assert_str_eq(logged.text, "fuse: unknown option(s): `-o bogus,-x'\n");
+	ck_assert_int_eq(logged.level, FUSE_LOG_ERR);
+	fuse_opt_free_args(&a);
+	a = (struct fuse_args)FUSE_ARGS_INIT(4, mount);
+	logged.n = 0;
+	se = fuse_session_new(&a, &ops, sizeof(ops), NULL);
+	ck_assert_ptr_nonnull(se);
+#ifndef RF_AGAINST_DEBIAN
+	ck_assert_int_eq(logged.n, 3);
+	ck_assert_str_eq(logged.text, "fuse: mount option `ro' ignored: the tenant's policy says "
+				      "how ringfence mounts (ringfence.policy(5))\n");
+	ck_assert_int_eq(logged.level, FUSE_LOG_INFO);
+#endif
+	fuse_session_destroy(se);
+	fuse_opt_free_args(&a);
+	fuse_set_log_func(NULL);
 }
 END_TEST
 
@@ -1473,6 +1511,7 @@ static Suite *opt_suite(void)
 	tcase_add_test(tc, test_signal_handlers);
 	tcase_add_test(tc, test_versions_and_foreground);
 	tcase_add_test(tc, test_loop_config);
+	tcase_add_test(tc, test_session_options);
 #ifndef RF_AGAINST_DEBIAN
 	tcase_add_test(tc, test_daemonize_stays);
 #endif

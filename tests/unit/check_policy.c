@@ -122,7 +122,14 @@ static const struct {
 } bad[] = {
 	{ "bad_unknown_key.policy", 4, "unknown key 'colour'" },
 	{ "bad_relative_mountpoint.policy", 2, "mountpoint: expected an absolute path" },
-	{ "bad_missing_plugin.policy", 1, "missing required key 'plugin'" },
+	{ "bad_missing_plugin.policy", 1, "missing required key 'plugin' (or 'program')" },
+	{ "bad_plugin_and_program.policy", 4,
+	  "program: a mount runs a plugin or a program, not both ('plugin' at line 3)" },
+	{ "bad_program_options.policy", 4,
+	  "options: a program's arguments are 'program_args' (options are a plugin's)" },
+	{ "bad_program_args_alone.policy", 4, "program_args: no 'program' to give them" },
+	{ "bad_program_relative.policy", 3,
+	  "program: expected an absolute path, got 'squashfuse_ll'" },
 	{ "bad_size_suffix.policy", 4, "max_write: expected a size" },
 	{ "bad_size_range.policy", 4, "max_write: 2M is out of range" },
 	{ "bad_size_align.policy", 4, "not a multiple of 4096" },
@@ -168,6 +175,30 @@ static const struct {
 	{ "bad_user_range.policy", 2, "user_range: 500-600 must lie within 1000-2147352575" },
 	{ "bad_user_range_order.policy", 2, "user_range: 2000-1000 must lie within" },
 };
+
+/* A program's mount: its program is what the worker starts, with
+ * program.policy unless it names a seccomp policy of its own. */
+START_TEST(test_program_mount)
+{
+	const char text[] = "[mount s]\nmountpoint = /mnt/s\nprogram = /usr/bin/squashfuse_ll\n"
+			    "program_args = /source/a.sqfs -o uid=0\n\n"
+			    "[mount t]\nmountpoint = /mnt/t\nprogram = /usr/bin/x\n"
+			    "seccomp_policy = /etc/x.policy\n";
+	struct rf_policy *p = NULL;
+	char path[256];
+
+	ck_assert_int_eq(rf_policy_parse("mem", text, sizeof(text) - 1, &p, err, sizeof(err)), 0);
+	ck_assert_str_eq(p->mounts[0].program, "/usr/bin/squashfuse_ll");
+	ck_assert_str_eq(p->mounts[0].program_args, "/source/a.sqfs -o uid=0");
+	ck_assert_str_eq(p->mounts[0].plugin, "");
+	ck_assert_int_eq(rf_policy_plugin_path(p, &p->mounts[0], path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/usr/bin/squashfuse_ll");
+	ck_assert_str_eq(rf_policy_seccomp_path(p, &p->mounts[0]), RF_PROGRAM_POLICY);
+	ck_assert_str_eq(rf_policy_seccomp_path(p, &p->mounts[1]), "/etc/x.policy");
+	ck_assert_str_eq(rf_mount_runs(&p->mounts[0]), "/usr/bin/squashfuse_ll");
+	rf_policy_free(p);
+}
+END_TEST
 
 START_TEST(test_bad_fixture)
 {
@@ -451,6 +482,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_good_full);
 	tcase_add_test(tc, test_good_minimal_defaults);
 	tcase_add_test(tc, test_good_users);
+	tcase_add_test(tc, test_program_mount);
 	tcase_add_loop_test(tc, test_bad_fixture, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_nul_and_long_lines);

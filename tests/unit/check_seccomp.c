@@ -105,6 +105,29 @@ START_TEST(test_shipped_policy_compiles)
 }
 END_TEST
 
+/* A program's: seccomp.policy's, with executable mappings that are
+ * never writable too (the loader maps the program's code). */
+START_TEST(test_program_policy_compiles)
+{
+	struct rf_sc_policy *p = load_ok(PROGRAM_POLICY);
+	int fd = open("/dev/null", O_WRONLY);
+	const struct rf_sc_rule *r;
+
+	ck_assert_int_eq(p->default_action, RF_SC_TRAP);
+	ck_assert_int_eq(rf_sc_policy_export_bpf(p, fd), 0);
+	ck_assert_ptr_null(rule(p, "execve"));
+	ck_assert_ptr_nonnull(rule(p, "openat")); /* seccomp.policy's */
+	r = rule(p, "mmap");
+	ck_assert_int_eq(r->depth, 0);
+	ck_assert_uint_eq(r->nclauses, 2);
+	ck_assert_uint_eq(r->clauses[0].conds[0].mask, PROT_WRITE);
+	ck_assert_uint_eq(r->clauses[1].conds[0].mask, PROT_EXEC);
+	ck_assert_int_eq(rule(p, "mprotect")->depth, 0);
+	close(fd);
+	rf_sc_policy_free(p);
+}
+END_TEST
+
 static const struct {
 	const char *file;
 	int line, col;
@@ -171,6 +194,43 @@ START_TEST(test_default_outer_wins)
 	ck_assert_msg(strstr(err, "default_kill.inc:2:1: @default set twice (first at " FIXTURES
 				  "/default_kill.inc:2)"),
 		      "%s", err);
+}
+END_TEST
+
+/* A policy's own rule for a call replaces that of a file it includes (the
+ * shipped seccomp.policy's), before its @include or after; the included
+ * file's other rules stay, and two included files with a rule for one
+ * call are an error. */
+START_TEST(test_rule_outer_wins)
+{
+	static const char *const outer[] = {
+		"@include " FIXTURES "/rules.inc\nmmap: arg2 & PROT_WRITE == 0\n",
+		"mmap: arg2 & PROT_WRITE == 0\n@include " FIXTURES "/rules.inc\n",
+	};
+	const char *both = "@include " FIXTURES "/rules.inc\n@include " FIXTURES "/rules.inc\n";
+	struct rf_sc_policy *p = NULL;
+	const struct rf_sc_rule *r;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(rf_sc_policy_parse("mine", outer[i], strlen(outer[i]), &p, err,
+						    sizeof(err)),
+				 0);
+		r = rule(p, "mmap");
+		ck_assert_ptr_nonnull(r);
+		ck_assert_int_eq(r->depth, 0);
+		ck_assert_str_eq(r->where, i == 0 ? "mine:2" : "mine:1");
+		ck_assert_uint_eq(r->nclauses, 1);
+		ck_assert_uint_eq(r->clauses[0].conds[0].mask, PROT_WRITE);
+		ck_assert_ptr_nonnull(rule(p, "read"));
+		ck_assert_uint_eq(p->nrules, 2);
+		rf_sc_policy_free(p);
+		p = NULL;
+	}
+	ck_assert_int_eq(rf_sc_policy_parse("mine", both, strlen(both), &p, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "'read' already has a rule at " FIXTURES "/rules.inc:2"), "%s",
+		      err);
 }
 END_TEST
 
@@ -294,10 +354,12 @@ static Suite *seccomp_suite(void)
 
 	tcase_add_test(tp, test_good_policy);
 	tcase_add_test(tp, test_shipped_policy_compiles);
+	tcase_add_test(tp, test_program_policy_compiles);
 	tcase_add_loop_test(tp, test_bad_policy, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tp, test_constants);
 	tcase_add_test(tp, test_fifo);
 	tcase_add_test(tp, test_default_outer_wins);
+	tcase_add_test(tp, test_rule_outer_wins);
 	tcase_add_test(tp, test_include_fanout);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tf, test_filter_errno_and_conditions);

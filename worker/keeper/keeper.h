@@ -31,6 +31,9 @@ void rf_queues_serve(struct rf_worker *w);
  * returns 0 from it, to become the new host). */
 int rf_host_prepare(struct rf_worker *w, char *why, size_t len);
 void rf_host_forked_keeper(struct rf_worker *w);
+/* A program's output, its lines logged ("program: LINE"), by a thread of
+ * the keeper's, from its sandbox on; nothing for a plugin's. */
+void rf_host_output_start(struct rf_worker *w);
 void rf_host_wait_ready(struct rf_worker *w);
 void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
 void rf_host_reap(struct rf_worker *w);

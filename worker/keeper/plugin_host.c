@@ -10,6 +10,8 @@
  * starts the next.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +25,10 @@
 #include "log.h"
 #include "keeper_i.h"
 #include "uring_uapi.h"
+
+/* a program's output line, at most, in the log (the broker's lines are
+ * 1023 bytes) */
+#define RF_OUTPUT_LINE 900
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -99,6 +105,14 @@ int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 	int sv[2], r;
 	uint32_t q;
 
+	if (w->cfg.program) {
+		if (pipe2(sv, O_CLOEXEC) < 0) {
+			snprintf(why, len, "the program's output");
+			return -errno;
+		}
+		w->out_rd = sv[0];
+		w->out_wr = sv[1];
+	}
 	for (q = 0; q < w->nqueues; q++) {
 		struct rf_queue *qu = &w->queues[q];
 
@@ -132,6 +146,12 @@ void rf_host_forked_keeper(struct rf_worker *w)
 {
 	uint32_t q;
 
+	/* the program's output: the next host's too (host_restart) */
+	if (w->out_wr >= 0 && !w->cfg.host_restart) {
+		close(w->out_wr);
+		w->out_wr = -1;
+	}
+
 	for (q = 0; q < w->nqueues; q++) {
 		if (rf_chan_attach(&w->queues[q].chan, RF_CHAN_KEEPER, w->queues[q].hevfd, 1) < 0)
 			fatalx("queue %u: the copy of the host's ring", q);
@@ -151,6 +171,83 @@ void rf_host_forked_keeper(struct rf_worker *w)
 }
 
 /* ---- after it ---- */
+
+/* A program's output: each line logged, as long as a log line may be
+ * (longer ones in pieces). Read as it comes, by a thread of its own, and
+ * what is left of a dead host's, by whoever reports the death, before it
+ * does: the keeper may exit next. */
+static struct {
+	pthread_mutex_t lock;
+	char buf[4096];
+	size_t have;
+} out = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* under out.lock; false at the end (no writer left) */
+static bool output_take(int fd)
+{
+	size_t i, start;
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, out.buf + out.have, sizeof(out.buf) - out.have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		out.have += (size_t)n;
+		for (start = 0, i = 0; i < out.have; i++)
+			if (out.buf[i] == '\n' || i - start == RF_OUTPUT_LINE) {
+				log_info("program: %.*s", (int)(i - start), out.buf + start);
+				start = out.buf[i] == '\n' ? i + 1 : i;
+			}
+		memmove(out.buf, out.buf + start, out.have - start);
+		out.have -= start;
+	}
+	if (n == 0 && out.have) {
+		log_info("program: %.*s", (int)out.have, out.buf);
+		out.have = 0;
+	}
+	return n != 0;
+}
+
+static void *read_output(void *arg)
+{
+	struct rf_worker *w = arg;
+	struct pollfd p = { .fd = w->out_rd, .events = POLLIN };
+	bool more = true;
+
+	while (more) {
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		pthread_mutex_lock(&out.lock);
+		more = output_take(w->out_rd);
+		pthread_mutex_unlock(&out.lock);
+	}
+	return NULL;
+}
+
+/* what a dead host wrote, all of it in the pipe by now */
+static void output_drain(struct rf_worker *w)
+{
+	if (w->out_rd < 0)
+		return;
+	pthread_mutex_lock(&out.lock);
+	output_take(w->out_rd);
+	pthread_mutex_unlock(&out.lock);
+}
+
+void rf_host_output_start(struct rf_worker *w)
+{
+	pthread_t t;
+
+	if (w->out_rd < 0)
+		return;
+	if (fcntl(w->out_rd, F_SETFL, O_NONBLOCK) < 0 ||
+	    pthread_create(&t, NULL, read_output, w) != 0)
+		log_warnx("the program's output cannot be read: it is lost");
+	else
+		pthread_detach(t);
+}
 
 static atomic_int host_lost;
 
@@ -193,6 +290,7 @@ static int host_reap(struct rf_worker *w, const char *why)
  * ended it. */
 static void __attribute__((noreturn)) exit_as_host(struct rf_worker *w, int status)
 {
+	output_drain(w);
 	if (ended_by_keeper(w, status, atomic_load(&w->host_seq)))
 		_exit(RF_EXIT_HOST_ENDED);
 	if (WIFSIGNALED(status))
@@ -253,6 +351,7 @@ static void *host_reaper(void *arg)
 			return NULL;
 		if (!w->host_ready)
 			exit_as_host(w, d.status);
+		output_drain(w);
 		d.by_keeper = ended_by_keeper(w, d.status, seq);
 		atomic_store(&w->reported_seq, seq);
 		for (q = 0; q < w->nqueues; q++) {

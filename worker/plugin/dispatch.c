@@ -680,3 +680,25 @@ bool rf_noreply_count(struct rf_queue *q, const struct fuse_in_header *in, const
 		return false;
 	}
 }
+
+int rf_plugin_init(struct rf_worker *w)
+{
+	struct rf_init_args ia;
+	int err;
+
+	if (!w->plugin->init)
+		return 0;
+	memset(&ia, 0, sizeof(ia));
+	ia.name = w->cfg.name;
+	ia.source_fd = w->source_fd;
+	ia.source = w->cfg.source;
+	ia.options = w->cfg.options;
+	ia.max_write = w->cfg.max_write;
+	ia.read_only = (int)w->cfg.read_only;
+	ia.ownership = w->cfg.ownership;
+	ia.state = w->state;
+	ia.state_size = w->state ? w->cfg.state_size : 0;
+	ia.generation = w->cfg.generation;
+	err = w->plugin->init(&ia, &w->userdata);
+	return err == 0 ? 0 : err > 0 && err < 4096 ? err : EIO;
+}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Unmodified libfuse 3 programs as tenants (program = in
+# ringfence.policy(5)): hello_ll, the project's own low-level program,
+# linked with Debian's libfuse3 and run with ringfence's, serves its files
+# (contents, modes, a symbolic link, a directory of 3000 entries) with the
+# arguments the policy gives it, parsed by its own fuse_opt_parse; its
+# process holds no /dev/fuse, runs as the tenant's uid under the deny list
+# and the tenant's seccomp policy, and a SIGKILL of it leaves the mount up:
+# the next one serves.
+. "$(dirname "$0")/lib.sh"
+rf_setup
+P=$BUILD/tests/programs/hello_ll M=$T/hello.mnt
+
+rf_log "hello_ll -o greeting=hi -o files=3000 serves its files"
+rf_policy hello - "" "program = $P" "program_args = -o greeting=hi -o files=3000"
+# beside it, one its own option parser refuses: what it says is logged
+rf_policy bad - "" "program = $P" "program_args = -o bogus" "crash_limit = 1"
+rf_start hello
+[ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
+[ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
+[ "$(stat -c %F:%a "$M/hello")" = "regular file:444" ] || rf_fail "hello is $(stat -c %F:%a "$M/hello")"
+[ "$(readlink "$M/link")" = hello ] || rf_fail "link points to '$(readlink "$M/link")'"
+[ "$(cat "$M/link")" = hi ] || rf_fail "link does not lead to hello"
+[ "$(stat -c %F:%a "$M/dir")" = "directory:755" ] || rf_fail "dir is $(stat -c %F:%a "$M/dir")"
+n=$(ls "$M/dir" | wc -l)
+[ "$n" = 3000 ] || rf_fail "dir lists $n entries, not 3000"
+[ "$(ls "$M/dir" | sort | md5sum)" = "$(seq -f 'f%.0f' 0 2999 | sort | md5sum)" ] ||
+	rf_fail "dir's names are not f0 .. f2999"
+[ "$(cat "$M/dir/f2999")" = f2999 ] || rf_fail "dir/f2999 holds '$(cat "$M/dir/f2999")'"
+out=$(sh -c "echo x >'$M/hello'" 2>&1) && rf_fail "a write to a read-only file succeeded"
+
+rf_log "  a program's standard error is the broker's log"
+for i in $(rf_tries 50); do
+	grep -qF "bad: worker: program: fuse: unknown option(s): \`-o bogus'" "$T/broker.log" && break
+	sleep 0.1
+done
+grep -qF "bad: worker: program: fuse: unknown option(s): \`-o bogus'" "$T/broker.log" ||
+	rf_fail "the program's complaint is not in the log"
+
+rf_log "  the program's process: no /dev/fuse, the tenant's uid, the deny list and the policy"
+keeper=$(rf_worker hello)
+host=$(rf_host "$keeper")
+[ -n "$host" ] || rf_fail "no plugin host"
+rf_assert_worker_fenced "$keeper"
+uid=$(rf_uid hello)
+grep -qE "^Uid:[[:space:]]+$uid[[:space:]]" "/proc/$host/status" || rf_fail "the program does not run as uid $uid"
+# its own deny list and the tenant's policy (a first host is forked
+# before its keeper's deny list; the next inherits that one too)
+filters() { sed -n 's/^Seccomp_filters:[[:space:]]*//p' "/proc/$1/status"; }
+[ "$(filters "$host")" = 2 ] || rf_fail "the program has $(filters "$host") seccomp filters, not 2"
+# what the program runs is the host's own process: its libraries are
+# ringfence's libfuse3 and the system's, from the sandbox's read-only view
+grep -q ' /ringfence/libfuse3.so.3$' "/proc/$host/maps" || rf_fail "the program did not load ringfence's libfuse3.so.3"
+grep -q 'x86_64-linux-gnu/libfuse3.so' "/proc/$host/maps" && rf_fail "the program loaded Debian's libfuse3"
+
+rf_log "  SIGKILL of the program: the mount stays up, the next one serves"
+kill -9 "$host"
+rf_wait_host_replaced hello "$keeper" "$host"
+rf_is_mounted "$M" || rf_fail "the mount went away"
+host=$(rf_host "$keeper")
+[ "$(filters "$host")" = $(($(filters "$keeper") + 2)) ] ||
+	rf_fail "the next program has $(filters "$host") seccomp filters, its keeper $(filters "$keeper")"
+[ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")' after the kill"
+[ "$(ls "$M/dir" | wc -l)" = 3000 ] || rf_fail "dir lists other entries after the kill"
+rf_stop
