@@ -10,6 +10,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 
 #include "libfuse_i.h"
 
@@ -18,18 +19,25 @@
 /* worker/host/runtime.h */
 #define RF_HOST_SERVE "rf_host_program_serve"
 
-static int serve(struct fuse_session *se)
+/* @serial: the single-threaded loop's, whose program's operations are
+ * called one at a time (a program without threads may not be
+ * thread-safe) */
+static int serve(struct fuse_session *se, bool serial)
 {
 	const struct rf_plugin *p = rf_libfuse_plugin(se);
 	int (*run)(const struct rf_plugin *);
+	struct rf_plugin copy;
 	int r;
 
 	if (!p) {
 		fuse_log(FUSE_LOG_ERR, "fuse: no session to serve (none was made, or another)\n");
 		return -EINVAL;
 	}
+	copy = *p;
+	if (serial)
+		copy.flags |= RF_PLUGIN_SERIAL;
 	*(void **)&run = dlsym(RTLD_DEFAULT, RF_HOST_SERVE);
-	r = run ? run(p) : -ENOTCONN;
+	r = run ? run(&copy) : -ENOTCONN;
 	if (r == -ENOTCONN)
 		fuse_log(FUSE_LOG_ERR,
 			 "fuse: ringfence's libfuse serves a session only as a ringfence "
@@ -41,7 +49,7 @@ static int serve(struct fuse_session *se)
 
 EXPORT int fuse_session_loop(struct fuse_session *se)
 {
-	return serve(se);
+	return serve(se, true);
 }
 
 int fuse_session_loop_mt_312(struct fuse_session *se, struct fuse_loop_config *config);
@@ -51,19 +59,19 @@ int fuse_session_loop_mt_31(struct fuse_session *se, int clone_fd);
 EXPORT int fuse_session_loop_mt_312(struct fuse_session *se, struct fuse_loop_config *config)
 {
 	(void)config;
-	return serve(se);
+	return serve(se, false);
 }
 
 EXPORT int fuse_session_loop_mt_32(struct fuse_session *se, struct fuse_loop_config_v1 *config)
 {
 	(void)config;
-	return serve(se);
+	return serve(se, false);
 }
 
 EXPORT int fuse_session_loop_mt_31(struct fuse_session *se, int clone_fd)
 {
 	(void)clone_fd;
-	return serve(se);
+	return serve(se, false);
 }
 
 __asm__(".symver fuse_session_loop_mt_312, fuse_session_loop_mt@@FUSE_3.12");
@@ -73,7 +81,7 @@ __asm__(".symver fuse_session_loop_mt_31, fuse_session_loop_mt@FUSE_3.0");
 /* the high-level API's: its session's */
 EXPORT int fuse_loop(struct fuse *f)
 {
-	return serve(fuse_get_session(f));
+	return serve(fuse_get_session(f), true);
 }
 
 int fuse_loop_mt_312(struct fuse *f, struct fuse_loop_config *config);
@@ -83,19 +91,19 @@ int fuse_loop_mt_31(struct fuse *f, int clone_fd);
 EXPORT int fuse_loop_mt_312(struct fuse *f, struct fuse_loop_config *config)
 {
 	(void)config;
-	return fuse_loop(f);
+	return serve(fuse_get_session(f), false);
 }
 
 EXPORT int fuse_loop_mt_32(struct fuse *f, struct fuse_loop_config_v1 *config)
 {
 	(void)config;
-	return fuse_loop(f);
+	return serve(fuse_get_session(f), false);
 }
 
 EXPORT int fuse_loop_mt_31(struct fuse *f, int clone_fd)
 {
 	(void)clone_fd;
-	return fuse_loop(f);
+	return serve(fuse_get_session(f), false);
 }
 
 __asm__(".symver fuse_loop_mt_312, fuse_loop_mt@@FUSE_3.12");

@@ -26,7 +26,8 @@ static struct fuse_session *the_session;
 
 enum {
 	KEY_DEBUG,
-	KEY_MOUNT
+	KEY_MOUNT,
+	KEY_NAME
 };
 
 /* the session's options and the mount's, as libfuse knows them (its
@@ -40,8 +41,8 @@ static const struct fuse_opt session_opts[] = {
 	FUSE_OPT_KEY("auto_unmount", KEY_MOUNT),
 	FUSE_OPT_KEY("default_permissions", KEY_MOUNT),
 	FUSE_OPT_KEY("blkdev", KEY_MOUNT),
-	FUSE_OPT_KEY("fsname=", KEY_MOUNT),
-	FUSE_OPT_KEY("subtype=", KEY_MOUNT),
+	FUSE_OPT_KEY("fsname=", KEY_NAME),
+	FUSE_OPT_KEY("subtype=", KEY_NAME),
 	FUSE_OPT_KEY("max_read=", KEY_MOUNT),
 	FUSE_OPT_KEY("blksize=", KEY_MOUNT),
 	FUSE_OPT_KEY("rootmode=", KEY_MOUNT),
@@ -83,6 +84,10 @@ static int session_opt(void *data, const char *arg, int key, struct fuse_args *o
 	switch (key) {
 	case KEY_DEBUG:
 		se->debug = 1;
+		return 0;
+	case KEY_NAME:
+		/* what mount(8) shows, the broker's: taken without a word
+		 * (fuse_parse_cmdline adds a subtype to every program's) */
 		return 0;
 	case KEY_MOUNT:
 		fuse_log(FUSE_LOG_INFO,

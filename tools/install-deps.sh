@@ -8,7 +8,9 @@ set -eu
 # gdb and strace: t_debug attaches them to a debug tenant's plugin host
 # libfuse3-dev: the headers ringfence's libfuse3.so.3 is built to, and
 # Debian's libfuse3.so.3 its tests compare it with
-PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux btrfs-progs e2fsprogs xfsprogs libfuse3-dev man-db groff-base gdb strace $*"
+# squashfuse and squashfs-tools: t_program runs Debian's squashfuse_ll as a
+# tenant on an image it makes
+PKGS="build-essential pkg-config liburing-dev libseccomp-dev libcap-ng-dev libevent-dev check fio attr python3 util-linux btrfs-progs e2fsprogs xfsprogs libfuse3-dev squashfuse squashfs-tools man-db groff-base gdb strace $*"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

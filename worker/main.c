@@ -505,7 +505,8 @@ static int keep_open(int fd)
  * system's loader in this process (uexec.c), with ringfence's libfuse
  * directory searched first, for the program (its file, opened before the
  * sandbox, by its descriptor; named as the policy names it), the mount
- * point, and the policy's program_args, split at blanks.
+ * point, and the policy's program_args, split at blanks (the mount point
+ * where they say {mountpoint}, instead of before them).
  */
 static void __attribute__((noreturn))
 start_program(int program_fd, struct rf_sc_policy *sc_policy, bool sandbox)
@@ -513,7 +514,8 @@ start_program(int program_fd, struct rf_sc_policy *sc_policy, bool sandbox)
 	char args[sizeof(W.cfg.options)], fd_path[32], host_env[96], why[256];
 	char *argv[8 + sizeof(args) / 2], *envp[] = { host_env, "PATH=/usr/bin:/bin", NULL };
 	char *word, *save = NULL;
-	size_t n = 0;
+	size_t n = 0, first;
+	bool placed = false;
 	int err;
 
 	if (W.cfg.bench & RF_UNSAFE_LEARN_SECCOMP)
@@ -529,10 +531,18 @@ start_program(int program_fd, struct rf_sc_policy *sc_policy, bool sandbox)
 	argv[n++] = "--argv0";
 	argv[n++] = W.cfg.plugin;
 	argv[n++] = fd_path;
+	/* the mount point first, or where the arguments say */
+	first = n;
 	argv[n++] = W.cfg.mountpoint;
 	snprintf(args, sizeof(args), "%s", W.cfg.options);
-	for (word = strtok_r(args, " \t", &save); word; word = strtok_r(NULL, " \t", &save))
-		argv[n++] = word;
+	for (word = strtok_r(args, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+		placed |= !strcmp(word, RF_MOUNTPOINT_WORD);
+		argv[n++] = strcmp(word, RF_MOUNTPOINT_WORD) ? word : W.cfg.mountpoint;
+	}
+	if (placed) {
+		memmove(&argv[first], &argv[first + 1], (n - first - 1) * sizeof(argv[0]));
+		n--;
+	}
 	argv[n] = NULL;
 	/* its standard output and error: the keeper logs them */
 	if (dup2(W.out_wr, STDOUT_FILENO) < 0 || dup2(W.out_wr, STDERR_FILENO) < 0)

@@ -34,7 +34,8 @@
  *
  * Threads. The worker runs one thread per FUSE queue (one per possible CPU)
  * and calls operations from all of them concurrently: a plugin must be
- * thread safe. Calls for one request never overlap. forget() may run
+ * thread safe, or say RF_PLUGIN_SERIAL in its flags (below) to be called
+ * one operation at a time. Calls for one request never overlap. forget() may run
  * concurrently with anything. init() runs once before any operation and
  * destroy() once after the last. A new request for a queue thread wakes it
  * from an interruptible wait, as a signal would: a system call made there
@@ -266,6 +267,10 @@ struct rf_plugin {
 
 /* The plugin clears set-user-ID and set-group-ID bits itself (see above). */
 #define RF_PLUGIN_KILLPRIV (1u << 0)
+/* The plugin's operations are called one at a time, from any queue thread
+ * (as libfuse's single-threaded loop calls a program's): for a plugin that
+ * is not thread-safe, at the cost of every queue but one waiting. */
+#define RF_PLUGIN_SERIAL (1u << 1)
 
 #define RF_PLUGIN_INIT .abi_version = RF_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct rf_plugin)
 

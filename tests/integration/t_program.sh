@@ -1,21 +1,43 @@
 #!/bin/bash
 # Unmodified libfuse 3 programs as tenants (program = in
-# ringfence.policy(5)): hello_ll, the project's own low-level program,
-# linked with Debian's libfuse3 and run with ringfence's, serves its files
-# (contents, modes, a symbolic link, a directory of 3000 entries) with the
-# arguments the policy gives it, parsed by its own fuse_opt_parse; its
-# process holds no /dev/fuse, runs as the tenant's uid under the deny list
-# and the tenant's seccomp policy, and a SIGKILL of it leaves the mount up:
-# the next one serves.
+# ringfence.policy(5)), linked with Debian's libfuse3 and run with
+# ringfence's: hello_ll, the project's own low-level program, serves its
+# files (contents, modes, a symbolic link, a directory of 3000 entries)
+# with the arguments the policy gives it, parsed by its own
+# fuse_opt_parse; Debian's squashfuse_ll serves an image made here the
+# same as the tree it was made from. Each process holds no /dev/fuse,
+# runs as the tenant's uid under the deny list and the tenant's seccomp
+# policy, and a SIGKILL of it leaves the mount up: the next one serves.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 P=$BUILD/tests/programs/hello_ll M=$T/hello.mnt
+command -v mksquashfs >/dev/null && [ -x /usr/bin/squashfuse_ll ] ||
+	rf_fail "squashfs-tools and squashfuse are not installed (make deps)"
+
+# the image's tree: files of several sizes and modes, symbolic links, an
+# empty file, a directory of 3000 entries
+tree=$T/tree
+mkdir -p "$tree/sub/deeper" "$tree/big" "$T/images"
+echo hello >"$tree/a"
+head -c 300000 /dev/urandom >"$tree/sub/random"
+: >"$tree/empty"
+chmod 640 "$tree/a"
+chmod 711 "$tree/sub"
+chmod 4755 "$tree/sub/random"
+ln -s a "$tree/link"
+ln -s ../a "$tree/sub/deeper/up"
+(cd "$tree/big" && seq -f 'e%.0f' 1 3000 | xargs touch)
+mksquashfs "$tree" "$T/images/tree.sqfs" -noappend -quiet >/dev/null || rf_fail "mksquashfs failed"
+# what find says of a tree: each entry's path, type, mode and target
+listing() { (cd "$1" && find . -printf '%p %y %m %l\n' | sort); }
 
 rf_log "hello_ll -o greeting=hi -o files=3000 serves its files"
 rf_policy hello - "" "program = $P" "program_args = -o greeting=hi -o files=3000"
 # beside it, one its own option parser refuses: what it says is logged
 rf_policy bad - "" "program = $P" "program_args = -o bogus" "crash_limit = 1"
-rf_start hello
+rf_policy sq - "$T/images" "program = /usr/bin/squashfuse_ll" "read_only = yes" \
+	"program_args = /source/tree.sqfs {mountpoint}"
+rf_start hello sq
 [ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
 [ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
 [ "$(stat -c %F:%a "$M/hello")" = "regular file:444" ] || rf_fail "hello is $(stat -c %F:%a "$M/hello")"
@@ -53,7 +75,20 @@ filters() { sed -n 's/^Seccomp_filters:[[:space:]]*//p' "/proc/$1/status"; }
 grep -q ' /ringfence/libfuse3.so.3$' "/proc/$host/maps" || rf_fail "the program did not load ringfence's libfuse3.so.3"
 grep -q 'x86_64-linux-gnu/libfuse3.so' "/proc/$host/maps" && rf_fail "the program loaded Debian's libfuse3"
 
-rf_log "  SIGKILL of the program: the mount stays up, the next one serves"
+rf_log "squashfuse_ll /source/tree.sqfs serves the tree it was made of"
+S=$T/sq.mnt
+[ "$(listing "$S")" = "$(listing "$tree")" ] || rf_fail "the image's listing differs: $(diff <(listing "$S") <(listing "$tree") | head -5)"
+diff -r --no-dereference "$tree" "$S" >/dev/null || rf_fail "the image's contents differ: $(diff -rq --no-dereference "$tree" "$S" | head -3)"
+[ "$(ls "$S/big" | wc -l)" = 3000 ] || rf_fail "big lists $(ls "$S/big" | wc -l) entries"
+rf_assert_worker_fenced "$(rf_worker sq)"
+sqhost=$(rf_host "$(rf_worker sq)")
+grep -q ' /usr/bin/squashfuse_ll$' "/proc/$sqhost/maps" || rf_fail "squashfuse_ll is not what the host runs"
+kill -9 "$sqhost"
+rf_wait_host_replaced sq "$(rf_worker sq)" "$sqhost"
+[ "$(listing "$S")" = "$(listing "$tree")" ] || rf_fail "the image's listing differs after a SIGKILL"
+cmp -s "$tree/sub/random" "$S/sub/random" || rf_fail "sub/random differs after a SIGKILL"
+
+rf_log "  SIGKILL of hello_ll: the mount stays up, the next one serves"
 kill -9 "$host"
 rf_wait_host_replaced hello "$keeper" "$host"
 rf_is_mounted "$M" || rf_fail "the mount went away"

@@ -6,8 +6,11 @@
  */
 #include "check_main.h"
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "worker.h"
 
@@ -411,6 +414,59 @@ START_TEST(test_forgets)
 }
 END_TEST
 
+/* RF_PLUGIN_SERIAL: operations one at a time. A forget waits (up to
+ * 200 ms) for another to be in the plugin with it: two threads' forgets
+ * meet without the flag, and never with it. */
+static atomic_int inside, most;
+
+static void p_forget_meet(void *ud, uint64_t ino, uint64_t n)
+{
+	int now = atomic_fetch_add(&inside, 1) + 1, i;
+
+	(void)ud;
+	(void)ino;
+	(void)n;
+	for (i = 0; i < 200 && atomic_load(&inside) < 2; i++)
+		usleep(1000);
+	if (atomic_load(&inside) > now)
+		now = atomic_load(&inside);
+	if (now > atomic_load(&most))
+		atomic_store(&most, now);
+	atomic_fetch_sub(&inside, 1);
+}
+
+static void *forget_once(void *arg)
+{
+	struct fuse_in_header in = { .opcode = FUSE_FORGET, .nodeid = TAG | 10 };
+	struct fuse_forget_in f = { .nlookup = 1 };
+
+	rf_dispatch_noreply(arg, &in, (const char *)&f, sizeof(f));
+	return NULL;
+}
+
+static int most_at_once(unsigned int flags)
+{
+	struct rf_plugin p = { RF_PLUGIN_INIT, .forget = p_forget_meet, .flags = flags };
+	pthread_t t[2];
+	int i;
+
+	w.plugin = &p;
+	atomic_store(&most, 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, forget_once, &w), 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	w.plugin = &plugin;
+	return atomic_load(&most);
+}
+
+START_TEST(test_serial_plugin)
+{
+	ck_assert_int_eq(most_at_once(0), 2);
+	ck_assert_int_eq(most_at_once(RF_PLUGIN_SERIAL), 1);
+}
+END_TEST
+
 START_TEST(test_dead_generation_ids)
 {
 	struct fuse_read_in ri = { .fh = (2ULL << 48) | 3, .size = 10 };
@@ -631,6 +687,7 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_dirbuf_plus_entry);
 	tcase_add_test(tc, test_setxattr_sizes);
 	tcase_add_test(tc, test_forgets);
+	tcase_add_test(tc, test_serial_plugin);
 	tcase_add_test(tc, test_interrupt_flags_request);
 	tcase_add_test(tc, test_dead_generation_ids);
 	tcase_add_test(tc, test_id_too_big_for_a_tag);

@@ -62,6 +62,7 @@ EXPORT int rf_host_program_serve(const struct rf_plugin *p)
 	if (host->plugin == &plugin)
 		return -EBUSY;
 	memcpy(&plugin, p, p->struct_size < sizeof(plugin) ? p->struct_size : sizeof(plugin));
+	plugin.name = host->cfg.plugin; /* the program, in what the host logs */
 	host->plugin = &plugin;
 	host->side = &rf_host_side;
 	err = rf_plugin_init(host);

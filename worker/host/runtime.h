@@ -16,6 +16,10 @@
  * sandbox's root */
 #define RF_SANDBOX_LIBDIR "/ringfence"
 
+/* in a program's arguments (program_args): the mount point's place, for
+ * a program that wants other arguments before it */
+#define RF_MOUNTPOINT_WORD "{mountpoint}"
+
 struct rf_plugin;
 
 /* The runtime's entry, which the program's libfuse3.so.3 finds by name

@@ -6,6 +6,7 @@
  * answers ENOSYS.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "log.h"
@@ -536,6 +537,22 @@ bool rf_dispatch_kick(const struct rf_req *req)
 	       req->in.gid == RF_KICK_GID;
 }
 
+/* RF_PLUGIN_SERIAL: one operation at a time (a reply it makes in the
+ * call goes out under the lock; none calls the plugin again) */
+static pthread_mutex_t serial = PTHREAD_MUTEX_INITIALIZER;
+
+static void serial_lock(const struct rf_plugin *p)
+{
+	if (p->flags & RF_PLUGIN_SERIAL)
+		pthread_mutex_lock(&serial);
+}
+
+static void serial_unlock(const struct rf_plugin *p)
+{
+	if (p->flags & RF_PLUGIN_SERIAL)
+		pthread_mutex_unlock(&serial);
+}
+
 void rf_dispatch(struct rf_req *req)
 {
 	const struct rf_plugin *p = req->q->w->plugin;
@@ -586,7 +603,9 @@ void rf_dispatch(struct rf_req *req)
 		return;
 	}
 	__atomic_store_n(&req->q->learn_op, op, __ATOMIC_RELAXED);
+	serial_lock(p);
 	ops[op].fn(req, p);
+	serial_unlock(p);
 }
 
 /* A BATCH_FORGET's header, its count held to the entries that follow it;
@@ -615,8 +634,11 @@ bool rf_dispatch_noreply(struct rf_worker *w, const struct fuse_in_header *in, c
 			return true;
 		memcpy(&f, args, sizeof(f));
 		id = rf_restore_forget(w, in->nodeid, f.nlookup);
-		if (p->forget && id)
+		if (p->forget && id) {
+			serial_lock(p);
 			p->forget(w->userdata, id, f.nlookup);
+			serial_unlock(p);
+		}
 		return true;
 	}
 	case FUSE_BATCH_FORGET: {
@@ -625,6 +647,7 @@ bool rf_dispatch_noreply(struct rf_worker *w, const struct fuse_in_header *in, c
 
 		if (!batch_forget(args, args_len, &b))
 			return true;
+		serial_lock(p);
 		for (i = 0; i < b.count; i++) {
 			struct fuse_forget_one one;
 
@@ -633,6 +656,7 @@ bool rf_dispatch_noreply(struct rf_worker *w, const struct fuse_in_header *in, c
 			if (p->forget && id)
 				p->forget(w->userdata, id, one.nlookup);
 		}
+		serial_unlock(p);
 		return true;
 	}
 	case FUSE_INTERRUPT: {
