@@ -4,7 +4,9 @@
 # ringfence's: hello_ll, the project's own low-level program, serves its
 # files (contents, modes, a symbolic link, a directory of 3000 entries)
 # with the arguments the policy gives it, parsed by its own
-# fuse_opt_parse; Debian's squashfuse_ll serves an image made here the
+# fuse_opt_parse; hello_hl, written against the high-level API alone
+# (fuse_main), serves and keeps what it is given; Debian's squashfuse_ll
+# serves an image made here the
 # same as the tree it was made from. Each process holds no /dev/fuse,
 # runs as the tenant's uid under the deny list and the tenant's seccomp
 # policy, and a SIGKILL of it leaves the mount up: the next one serves.
@@ -37,7 +39,8 @@ rf_policy hello - "" "program = $P" "program_args = -o greeting=hi -o files=3000
 rf_policy bad - "" "program = $P" "program_args = -o bogus" "crash_limit = 1"
 rf_policy sq - "$T/images" "program = /usr/bin/squashfuse_ll" "read_only = yes" \
 	"program_args = /source/tree.sqfs {mountpoint}"
-rf_start hello sq
+rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl"
+rf_start hello sq hl
 [ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
 [ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
 [ "$(stat -c %F:%a "$M/hello")" = "regular file:444" ] || rf_fail "hello is $(stat -c %F:%a "$M/hello")"
@@ -74,6 +77,16 @@ filters() { sed -n 's/^Seccomp_filters:[[:space:]]*//p' "/proc/$1/status"; }
 # ringfence's libfuse3 and the system's, from the sandbox's read-only view
 grep -q ' /ringfence/libfuse3.so.3$' "/proc/$host/maps" || rf_fail "the program did not load ringfence's libfuse3.so.3"
 grep -q 'x86_64-linux-gnu/libfuse3.so' "/proc/$host/maps" && rf_fail "the program loaded Debian's libfuse3"
+
+rf_log "hello_hl (fuse_main, path-based operations) serves and keeps what it is given"
+H=$T/hl.mnt
+[ "$(cat "$H/hello")" = "hello from the high-level API" ] || rf_fail "hl's hello holds '$(cat "$H/hello")'"
+[ "$(cat "$H/dir/inner")" = inner ] || rf_fail "hl's dir/inner holds '$(cat "$H/dir/inner")'"
+[ "$(ls "$H" | tr '\n' ' ')" = "dir hello notes " ] || rf_fail "hl lists $(ls "$H")"
+echo "a note" >"$H/notes" && echo more >>"$H/notes" || rf_fail "hl's notes cannot be written"
+[ "$(cat "$H/notes")" = "a note
+more" ] || rf_fail "hl's notes hold '$(cat "$H/notes")'"
+[ "$(stat -c %s "$H/notes")" = 12 ] || rf_fail "hl's notes are $(stat -c %s "$H/notes") bytes"
 
 rf_log "squashfuse_ll /source/tree.sqfs serves the tree it was made of"
 S=$T/sq.mnt
