@@ -4,7 +4,8 @@
 # ringfence's: hello_ll, the project's own low-level program, serves its
 # files (contents, modes, a symbolic link, a directory of 3000 entries)
 # with the arguments the policy gives it, parsed by its own
-# fuse_opt_parse; hello_hl, written against the high-level API alone
+# fuse_opt_parse, and a call its policy refuses ends it and is logged by
+# name; hello_hl, written against the high-level API alone
 # (fuse_main), serves and keeps what it is given; Debian's squashfuse_ll
 # serves an image made here the
 # same as the tree it was made from. Each process holds no /dev/fuse,
@@ -40,6 +41,9 @@ rf_policy bad - "" "program = $P" "program_args = -o bogus" "crash_limit = 1"
 rf_policy sq - "$T/images" "program = /usr/bin/squashfuse_ll" "read_only = yes" \
 	"program_args = /source/tree.sqfs {mountpoint}"
 rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl"
+# and one whose policy refuses a call it makes (fuse_daemonize's chdir)
+printf '@include %s/program.policy\nchdir: arg0 == 0\n' "$ROOT" >"$T/nochdir.policy"
+rf_policy trap - "" "program = $P" "seccomp_policy = $T/nochdir.policy" "crash_limit = 1"
 rf_start hello sq hl
 [ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
 [ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
@@ -61,6 +65,13 @@ for i in $(rf_tries 50); do
 done
 grep -qF "bad: worker: program: fuse: unknown option(s): \`-o bogus'" "$T/broker.log" ||
 	rf_fail "the program's complaint is not in the log"
+
+rf_log "  a call its policy refuses ends the program, and the log names it"
+for i in $(rf_tries 50); do
+	grep -qF "trap: program $P: seccomp: chdir(" "$T/broker.log" && break
+	sleep 0.1
+done
+grep -qF "trap: program $P: seccomp: chdir(" "$T/broker.log" || rf_fail "no report of the refused chdir"
 
 rf_log "  the program's process: no /dev/fuse, the tenant's uid, the deny list and the policy"
 keeper=$(rf_worker hello)
