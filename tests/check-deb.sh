@@ -51,7 +51,9 @@ say "unpacked into a scratch root: the file list"
 files() { dpkg -c "$1" | awk '$1 !~ /^d/ { sub(/^\.\//, "", $6); print $6 }' | LC_ALL=C sort; }
 files "$D/ringfence_${V}_amd64.deb" >"$T/got"
 {
-	printf '%s\n' etc/ringfence/seccomp.policy etc/ringfence/worker.policy lib/systemd/system/ringfenced.service \
+	printf '%s\n' etc/ringfence/seccomp.policy etc/ringfence/worker.policy etc/ringfence/program.policy \
+		lib/systemd/system/ringfenced.service \
+		usr/lib/$MA/ringfence/libfuse/libfuse3.so.3 usr/lib/$MA/ringfence/libfuse/libringfence-plugin.so.1 \
 		usr/lib/$MA/ringfence/plugins/hello.so usr/lib/$MA/ringfence/plugins/memfs.so \
 		usr/lib/$MA/ringfence/plugins/passthrough.so usr/libexec/ringfence/ringfence-worker \
 		usr/sbin/ringfence-fsck usr/sbin/ringfence-plugin-check usr/sbin/ringfencectl usr/sbin/ringfenced \
@@ -91,7 +93,7 @@ cp -r "$R/usr/share/doc/ringfence-dev/examples/sdk" "$T/sdk"
 PKG_CONFIG_SYSROOT_DIR=$R PKG_CONFIG_LIBDIR=$R/usr/lib/$MA/pkgconfig make -s -C "$T/sdk" >"$T/sdk.log" 2>&1 ||
 	{ cat "$T/sdk.log" >&2; fail "the SDK example did not build"; }
 
-say "installed on this host: the broker without options serves a memfs tenant"
+say "installed on this host: the broker without options serves a memfs tenant and squashfuse_ll"
 INSTALLED=1
 dpkg -i "$D/ringfence_${V}_amd64.deb" "$D/ringfence-dev_${V}_amd64.deb" >"$T/dpkg.log" 2>&1 ||
 	{ cat "$T/dpkg.log" >&2; fail "dpkg -i"; }
@@ -99,24 +101,32 @@ dpkg -i "$D/ringfence_${V}_amd64.deb" "$D/ringfence-dev_${V}_amd64.deb" >"$T/dpk
 # broker is started here as the unit's ExecStart would)
 systemd-analyze verify --man=no /lib/systemd/system/ringfenced.service >"$T/verify.log" 2>&1 ||
 	{ cat "$T/verify.log" >&2; fail "systemd-analyze verify ringfenced.service"; }
-mkdir -p "$T/mnt"
-printf '[global]\ncontrol_socket = %s/ctl.sock\n\n[mount memfs]\nmountpoint = %s/mnt\nplugin = memfs\n' \
+mkdir -p "$T/mnt" "$T/sq" "$T/tree" "$T/img"
+# and a program, with the installed libfuse3.so.3, runtime and program.policy
+echo "from the image" >"$T/tree/f"
+mksquashfs "$T/tree" "$T/img/t.sqfs" -noappend -quiet >/dev/null || fail "mksquashfs"
+printf '[global]\ncontrol_socket = %s/ctl.sock\n\n[mount memfs]\nmountpoint = %s/mnt\nplugin = memfs\n\n' \
 	"$T" "$T" >/etc/ringfence/ringfence.policy
+printf '[mount sq]\nmountpoint = %s/sq\nprogram = /usr/bin/squashfuse_ll\nsource = %s/img\nread_only = yes\n' \
+	"$T" "$T" >>/etc/ringfence/ringfence.policy
+printf 'program_args = /source/t.sqfs {mountpoint}\n' >>/etc/ringfence/ringfence.policy
 /usr/sbin/ringfenced --check /etc/ringfence/ringfence.policy >/dev/null || fail "--check of the policy"
 /usr/sbin/ringfenced -f >"$T/broker.log" 2>&1 &
 BROKER=$!
 for _ in $(seq 100); do
-	/usr/sbin/ringfencectl -s "$T/ctl.sock" status memfs 2>/dev/null | grep -q "state=running" && break
+	[ "$(/usr/sbin/ringfencectl -s "$T/ctl.sock" status 2>/dev/null | grep -c "state=running")" = 2 ] && break
 	kill -0 "$BROKER" 2>/dev/null || { cat "$T/broker.log" >&2; fail "the installed broker exited"; }
 	sleep 0.1
 done
 W=$(/usr/sbin/ringfencectl -s "$T/ctl.sock" status memfs | tr ' ' '\n' | sed -n 's/^worker=//p')
 [ "$(readlink "/proc/$W/exe")" = /usr/libexec/ringfence/ringfence-worker ] || fail "worker $W is $(readlink "/proc/$W/exe")"
 echo hello >"$T/mnt/f" && [ "$(cat "$T/mnt/f")" = hello ] || fail "memfs round trip"
+[ "$(cat "$T/sq/f")" = "from the image" ] || { cat "$T/broker.log" >&2; fail "squashfuse_ll's file"; }
 kill -TERM "$BROKER"
 wait "$BROKER" || fail "the broker exited with $?"
 BROKER=""
 mountpoint -q "$T/mnt" && fail "still mounted"
+mountpoint -q "$T/sq" && fail "the program's mount is still there"
 [ -s /var/lib/ringfence/users ] || fail "no users_file was written"
 
 say "purged: nothing of the packages left"
