@@ -25,7 +25,7 @@ export RF_IN_VM=1
 echo "vm: Linux $(uname -r), $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null), cgroup $(stat -fc %T /sys/fs/cgroup)" >&2
 rc=0
 "$ROOT/tests/run-unit.sh" "$BUILD"/tests/check_* || rc=1
-TESTS=${VM_TESTS:-"t_posix t_data t_bufpool t_zerocopy t_sandbox t_hostile t_recovery t_faults t_limits t_disk t_restore t_hostrestart t_upgrade t_broker_upgrade t_hostile2"} \
+TESTS=${VM_TESTS:-"t_posix t_data t_bufpool t_zerocopy t_sandbox t_hostile t_recovery t_faults t_limits t_disk t_restore t_hostrestart t_upgrade t_broker_upgrade t_hostile2 t_program"} \
 	TRANSPORTS=${VM_TRANSPORTS:-uring} TEST_TIMEOUT=${VM_TEST_TIMEOUT:-900} \
 	"$ROOT/tests/run-integration.sh" || rc=1
 exit $rc

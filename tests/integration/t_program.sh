@@ -5,7 +5,7 @@
 # files (contents, modes, a symbolic link, a directory of 3000 entries)
 # with the arguments the policy gives it, parsed by its own
 # fuse_opt_parse, and a call its policy refuses ends it and is logged by
-# name; hello_hl, written against the high-level API alone
+# name, as is a function the library lacks (needs_fd); hello_hl, written against the high-level API alone
 # (fuse_main), serves and keeps what it is given; Debian's squashfuse_ll
 # serves an image made here the
 # same as the tree it was made from. Each process holds no /dev/fuse,
@@ -44,6 +44,9 @@ rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl"
 # and one whose policy refuses a call it makes (fuse_daemonize's chdir)
 printf '@include %s/program.policy\nchdir: arg0 == 0\n' "$ROOT" >"$T/nochdir.policy"
 rf_policy trap - "" "program = $P" "seccomp_policy = $T/nochdir.policy" "crash_limit = 1"
+# and one that calls a function ringfence's libfuse3.so.3 does not have
+NF=$BUILD/tests/programs/needs_fd
+rf_policy nf - "" "program = $NF" "crash_limit = 1"
 rf_start hello sq hl
 [ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
 [ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
@@ -72,6 +75,15 @@ for i in $(rf_tries 50); do
 	sleep 0.1
 done
 grep -qF "trap: program $P: seccomp: chdir(" "$T/broker.log" || rf_fail "no report of the refused chdir"
+
+rf_log "  a function the library lacks: the loader's word, naming it, is logged"
+for i in $(rf_tries 50); do
+	grep -qF "nf: worker: program: $NF: symbol lookup error: $NF: undefined symbol: fuse_session_fd" "$T/broker.log" && break
+	sleep 0.1
+done
+grep -qF "nf: worker: program: $NF: symbol lookup error: $NF: undefined symbol: fuse_session_fd" "$T/broker.log" ||
+	rf_fail "no word of the missing fuse_session_fd"
+grep -qF "nf: worker exited with status 127" "$T/broker.log" || rf_fail "needs_fd did not end with the loader's 127"
 
 rf_log "  the program's process: no /dev/fuse, the tenant's uid, the deny list and the policy"
 keeper=$(rf_worker hello)
@@ -106,7 +118,7 @@ diff -r --no-dereference "$tree" "$S" >/dev/null || rf_fail "the image's content
 [ "$(ls "$S/big" | wc -l)" = 3000 ] || rf_fail "big lists $(ls "$S/big" | wc -l) entries"
 rf_assert_worker_fenced "$(rf_worker sq)"
 sqhost=$(rf_host "$(rf_worker sq)")
-grep -q ' /usr/bin/squashfuse_ll$' "/proc/$sqhost/maps" || rf_fail "squashfuse_ll is not what the host runs"
+grep -q '/squashfuse_ll$' "/proc/$sqhost/maps" || rf_fail "squashfuse_ll is not what the host runs"
 kill -9 "$sqhost"
 rf_wait_host_replaced sq "$(rf_worker sq)" "$sqhost"
 [ "$(listing "$S")" = "$(listing "$tree")" ] || rf_fail "the image's listing differs after a SIGKILL"
