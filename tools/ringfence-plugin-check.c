@@ -56,16 +56,19 @@ static void usage(FILE *f)
 		"STRING]\n"
 		"                              [-o KEY=VALUE]... [--users-file FILE]\n"
 		"                              [--read-only [--path REL]...] [--keep] PLUGIN.so\n"
+		"       ringfence-plugin-check [options above] [--source DIR]\n"
+		"                              --program [--program-args STRING] PROGRAM\n"
 		"\n"
-		"Mounts PLUGIN.so as a tenant of a broker of its own, with the whole sandbox,\n"
-		"in a scratch directory, makes every kind of file system call against it, and\n"
+		"Mounts PLUGIN.so (or a libfuse 3 PROGRAM) as a tenant of a broker of its\n"
+		"own, with the whole sandbox, in a scratch directory, makes every kind of\n"
+		"file system call against it, and\n"
 		"reports per check: ok, the errno, ENOSYS from the plugin, a worker death and\n"
 		"the system call seccomp refused; then a summary.\n"
 		"\n"
-		"  --learn            the worker runs worker.policy with every other call let\n"
-		"                     through and logged; prints a seccomp.policy for the\n"
-		"                     plugin on stdout (each call with the operations that\n"
-		"                     made it) and the report on stderr\n"
+		"  --learn            the worker runs worker.policy (a program: program.policy)\n"
+		"                     with every other call let through and logged; prints a\n"
+		"                     seccomp.policy for it on stdout (each call with the\n"
+		"                     operations that made it) and the report on stderr\n"
 		"      --seccomp-policy FILE\n"
 		"                     the tenant's allowlist (default: the broker's)\n"
 		"      --transport T  the policy's transport (default auto)\n"
@@ -77,6 +80,12 @@ static void usage(FILE *f)
 		"      --read-only    a read-only mount, checked by reading what the plugin\n"
 		"                     shows: up to 64 entries, 3 directories deep, or\n"
 		"      --path REL     this entry (relative to the mount; repeatable)\n"
+		"      --program      the argument is a libfuse 3 program (program =), not a\n"
+		"                     plugin\n"
+		"      --program-args S\n"
+		"                     its arguments (program_args =; {mountpoint} places the\n"
+		"                     mount point)\n"
+		"      --source DIR   the tenant's source (default: an empty scratch directory)\n"
 		"      --keep         keep the scratch directory (policy, broker log)\n"
 		"  -v, --verbose      name the FUSE requests of every check\n"
 		"  -h, --help         this text\n"
@@ -971,9 +980,11 @@ static void print_policy(const char *plugin, const char *base)
 	size_t i;
 
 	printf("# seccomp.policy for %s, learned by ringfence-plugin-check --learn:\n"
-	       "# the worker's own calls (worker.policy), then each call the plugin made\n"
-	       "# beyond them, with the FUSE operations that made it. Every rule allows\n"
-	       "# any arguments: narrow them where you can (ringfence-seccomp.policy(5)).\n"
+	       "# what the included file allows, then each call the tenant made beyond\n"
+	       "# it, with the FUSE operations that made it (a program's are all\n"
+	       "# \"another thread\": its calls are answered by its keeper). Every rule\n"
+	       "# allows any arguments: narrow them where you can\n"
+	       "# (ringfence-seccomp.policy(5)).\n"
 	       "@default trap\n"
 	       "@include %s\n",
 	       plugin, base);
@@ -1023,10 +1034,15 @@ int main(int argc, char **argv)
 		{ "read-only", no_argument, NULL, 'r' },
 		{ "path", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "program", no_argument, NULL, 'P' },
+		{ "program-args", required_argument, NULL, 'A' },
+		{ "source", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *scpol = NULL, *transport = "auto", *options = NULL;
+	const char *scpol = NULL, *transport = "auto", *options = NULL, *program_args = NULL;
+	const char *source = NULL;
+	bool program = false;
 	const char *host_users = RF_DEFAULT_USERS_FILE;
 	static char paths[16][PATH_MAX];
 	size_t npaths = 0;
@@ -1084,6 +1100,15 @@ int main(int argc, char **argv)
 		case 'v':
 			C.verbose = true;
 			break;
+		case 'P':
+			program = true;
+			break;
+		case 'A':
+			program_args = optarg;
+			break;
+		case 'S':
+			source = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1098,6 +1123,12 @@ int main(int argc, char **argv)
 	}
 	if (npaths && !read_only) {
 		fprintf(stderr, "ringfence-plugin-check: --path names what --read-only checks\n");
+		return 2;
+	}
+	if ((program_args && !program) || (program && options) ||
+	    (program_args && strchr(program_args, '\n')) || (source && strchr(source, '\n'))) {
+		fprintf(stderr, "ringfence-plugin-check: --program-args goes with --program, "
+				"--options with a plugin, each on one line\n");
 		return 2;
 	}
 	if (C.learn && scpol) {
@@ -1119,10 +1150,13 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	*slash = '\0';
-	/* worker.policy beside the default seccomp.policy */
+	/* worker.policy beside the default seccomp.policy; a program's start
+	 * needs what program.policy allows */
 	snprintf(base, sizeof(base), "%s", RF_SECCOMP_POLICY);
 	slash = strrchr(base, '/');
 	snprintf(slash + 1, sizeof(base) - (size_t)(slash + 1 - base), "worker.policy");
+	if (program)
+		snprintf(base, sizeof(base), "%s", RF_PROGRAM_POLICY);
 	if (C.learn) {
 		if (access(base, R_OK) < 0)
 			die("%s: %s", base, strerror(errno));
@@ -1148,20 +1182,25 @@ int main(int argc, char **argv)
 		snprintf(src, sizeof(src), "%s/users", C.dir);
 		reserve_host_users(host_users, src);
 		snprintf(src, sizeof(src), "%s/src", C.dir);
-		if (mkdir(C.mnt, 0755) < 0 || mkdir(src, 0755) < 0)
+		if (mkdir(C.mnt, 0755) < 0 || (!source && mkdir(src, 0755) < 0))
 			die("mkdir in %s: %s", C.dir, strerror(errno));
+		if (source)
+			snprintf(src, sizeof(src), "%s", source);
 		f = fopen(policy, "we");
 		if (!f)
 			die("%s: %s", policy, strerror(errno));
 		fprintf(f,
 			"[global]\ncontrol_socket = %s\nusers_file = %s/users\n\n"
-			"[mount " TENANT "]\nmountpoint = %s\nplugin = %s\nsource = %s\n"
+			"[mount " TENANT "]\nmountpoint = %s\n%s = %s\nsource = %s\n"
 			"transport = %s\n"
 			"# the first death fails the tenant: the EIO responder ends the\n"
 			"# request that killed the worker (a successor would run it\n"
 			"# again), and the tool restarts the tenant for the next check\n"
 			"crash_limit = 1\ncrash_window = 86400\nrequest_timeout = 10\n",
-			C.sock, C.dir, C.mnt, plugin, src, transport);
+			C.sock, C.dir, C.mnt, program ? "program" : "plugin", plugin, src,
+			transport);
+		if (program_args)
+			fprintf(f, "program_args = %s\n", program_args);
 		if (options)
 			fprintf(f, "options = %s\n", options);
 		if (scpol)

@@ -493,6 +493,24 @@ static void start_plugin(int plugin_fd, struct rf_sc_policy *sc_policy, bool san
 	}
 }
 
+/* --learn-seccomp, a program's: the learning filter's listener goes to
+ * the keeper, whose thread answers (a thread of this process would not
+ * outlive the program's start) */
+static int learn_by_keeper(const struct rf_sc_policy *p)
+{
+	char byte = 'L';
+	int fd = rf_sc_policy_load_learning(p), r;
+
+	if (fd < 0)
+		return fd;
+	r = rf_fdpass_send(W.learn_wr, &byte, 1, &fd, 1);
+	close(fd);
+	if (r == 0)
+		log_warnx("learning: every system call the seccomp policy refuses is allowed "
+			  "and logged");
+	return r;
+}
+
 static int keep_open(int fd)
 {
 	return fcntl(fd, F_SETFD, 0);
@@ -518,10 +536,6 @@ start_program(int program_fd, struct rf_sc_policy *sc_policy, bool sandbox)
 	bool placed = false;
 	int err;
 
-	if (W.cfg.bench & RF_UNSAFE_LEARN_SECCOMP)
-		rf_report_fail(ENOTSUP,
-			       "program %s: a program's seccomp policy cannot be learnt yet",
-			       W.cfg.plugin);
 	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", program_fd);
 	snprintf(host_env, sizeof(host_env), RF_HOST_ENV "=%llx %zu %u",
 		 (unsigned long long)(uintptr_t)&W, sizeof(W), (unsigned int)RF_IPC_VERSION);
@@ -561,8 +575,12 @@ start_program(int program_fd, struct rf_sc_policy *sc_policy, bool sandbox)
 			rf_report_fail(errno, "program %s: keep queue %u's descriptors open",
 				       W.cfg.plugin, q);
 	}
-	err = sandbox && !(W.cfg.bench & RF_BENCH_ONE_PROCESS) ? rf_sc_policy_load_filter(sc_policy)
-							       : 0;
+	if (!sandbox || (W.cfg.bench & RF_BENCH_ONE_PROCESS))
+		err = 0;
+	else if (W.cfg.bench & RF_UNSAFE_LEARN_SECCOMP)
+		err = learn_by_keeper(sc_policy);
+	else
+		err = rf_sc_policy_load_filter(sc_policy);
 	if (err < 0)
 		rf_report_fail(-err, "load seccomp policy %s", W.cfg.seccomp_policy);
 	err = rf_uexec(argv, envp, why, sizeof(why));
@@ -607,7 +625,7 @@ static void serve(void)
  * nor a file a dead host passed it). */
 static void keep_only_host_fds(void)
 {
-	int *keep = malloc((5 + 4 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, j, lo = 3;
+	int *keep = malloc((6 + 4 * (size_t)W.nqueues) * sizeof(*keep)), n = 0, i, j, lo = 3;
 	uint32_t q;
 
 	if (!keep)
@@ -618,6 +636,8 @@ static void keep_only_host_fds(void)
 	keep[n++] = W.plugin_fd;
 	if (W.out_wr >= 0)
 		keep[n++] = W.out_wr;
+	if (W.learn_wr >= 0)
+		keep[n++] = W.learn_wr;
 	for (q = 0; q < W.nqueues; q++) {
 		keep[n++] = W.queues[q].hring_fd;
 		keep[n++] = W.queues[q].host_chan_fd;
@@ -747,6 +767,8 @@ int main(int argc, char **argv)
 	W.rescue_budget = -1;
 	W.out_rd = -1;
 	W.out_wr = -1;
+	W.learn_rd = -1;
+	W.learn_wr = -1;
 	W.side = &rf_keeper_side;
 	rf_title_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -801,6 +823,7 @@ int main(int argc, char **argv)
 	}
 	enter_sandbox_drop(false);
 	rf_host_output_start(&W);
+	rf_host_learn_start(&W);
 	/* what bounds the rescue, read as late as the keeper may still close
 	 * a descriptor: where it runs the plugin itself, the plugin's seccomp
 	 * policy comes next */

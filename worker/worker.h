@@ -262,6 +262,9 @@ struct rf_worker {
 	 * hosts: the keeper reads (rf_host_output_start), each host writes;
 	 * -1 for a plugin's, whose are /dev/null */
 	int out_rd, out_wr;
+	/* ringfenced --learn-seccomp, a program's: each host's learning
+	 * filter's listener, passed to the keeper (rf_host_learn_start) */
+	int learn_rd, learn_wr;
 	struct rf_sc_policy *sc_policy;
 	bool sandbox;
 	atomic_uint host_seq;
@@ -335,6 +338,9 @@ const char *rf_op_name(uint32_t opcode);
 /* plugin/learn.c: load @p as ringfenced --learn-seccomp asks (every call it would
  * refuse is let through and logged once per operation); 0 or -errno */
 int rf_learn_start(struct rf_worker *w, const struct rf_sc_policy *p);
+/* learn.c, the keeper's: answer a program's host's learning filter, whose
+ * listener is @fd (taken), until no process is left under it */
+int rf_learn_adopt(struct rf_worker *w, int fd);
 /* The plugin's init with the mount's arguments (w->plugin set): 0, or its
  * error (a positive errno; EIO for anything else). */
 int rf_plugin_init(struct rf_worker *w);

@@ -2,8 +2,8 @@
 # ringfence-plugin-check: the shipped plugins pass its checks; a plugin
 # that makes a call seccomp refuses has each death reported with that call;
 # --learn prints a policy that then lets passthrough pass, where
-# worker.policy alone does not; the tool leaves no mount and no scratch
-# directory behind.
+# worker.policy alone does not; the same for a program (--program) over
+# program.policy; the tool leaves no mount and no scratch directory behind.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 CHECK=$BUILD/ringfence-plugin-check
@@ -106,9 +106,30 @@ run_check "$T/memlearn" --learn "$BUILD/plugins/memfs.so"
 grep -q ": 1$" "$T/memlearn" && rf_fail "memfs needs nothing beyond worker.policy: $(cat "$T/memlearn")"
 leftovers
 
+rf_log "a program (--program): Debian's squashfuse_ll passes, read-only; --learn finds hello_ll's sysinfo"
+mkdir -p "$T/sq"
+mksquashfs "$ROOT/docs" "$T/sq/docs.sqfs" -noappend -quiet >/dev/null || rf_fail "mksquashfs"
+run_check "$T/sq.out" --program --program-args "/source/docs.sqfs {mountpoint}" --source "$T/sq" \
+	--read-only /usr/bin/squashfuse_ll
+[ $rc = 0 ] || { cat "$T/sq.out" "$T/sq.out.err" >&2; rf_fail "squashfuse_ll: exit $rc"; }
+grep -q "0 worker deaths, 0 wrong results" "$T/sq.out" || rf_fail "squashfuse_ll: $(tail -1 "$T/sq.out")"
+LL=$BUILD/tests/programs/hello_ll
+run_check "$T/ll.policy" --learn --program "$LL"
+[ $rc = 0 ] || { cat "$T/ll.policy.err" >&2; rf_fail "hello_ll --learn: exit $rc"; }
+grep -qx "@include $ROOT/program.policy" "$T/ll.policy" || rf_fail "no @include of program.policy"
+grep -qx "sysinfo: 1" "$T/ll.policy" || { cat "$T/ll.policy" >&2; rf_fail "sysinfo not learned"; }
+run_check "$T/ll.relearn" --seccomp-policy "$T/ll.policy" --program "$LL"
+grep -q "0 worker deaths" "$T/ll.relearn" || rf_fail "the learned policy: $(tail -1 "$T/ll.relearn")"
+run_check "$T/ll.base" --program "$LL"
+[ $rc = 1 ] || rf_fail "hello_ll under program.policy: exit $rc"
+grep -q "^  statfs *WORKER DIED: seccomp: sysinfo(" "$T/ll.base" || rf_fail "program.policy alone: $(cat "$T/ll.base")"
+leftovers
+
 rf_log "usage errors"
 run_check "$T/u"
 [ $rc = 2 ] || rf_fail "no plugin: exit $rc"
 run_check "$T/u" --learn --seccomp-policy "$ROOT/seccomp.policy" "$BUILD/plugins/memfs.so"
 [ $rc = 2 ] || rf_fail "--learn with --seccomp-policy: exit $rc"
+run_check "$T/u" --program-args x "$BUILD/plugins/memfs.so"
+[ $rc = 2 ] || rf_fail "--program-args without --program: exit $rc"
 "$CHECK" --help | grep -q "^usage: ringfence-plugin-check" || rf_fail "--help"

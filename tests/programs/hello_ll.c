@@ -9,7 +9,10 @@
  * The root holds "hello" (the greeting and a newline, mode 0444), "link"
  * (a symbolic link to hello) and "dir", a directory of N files named
  * f0 .. f(N-1) (default 3), each holding its own name and a newline.
- * Its options are parsed by fuse_opt_parse, as libfuse programs do.
+ * Its options are parsed by fuse_opt_parse, as libfuse programs do. Its
+ * statfs reports the machine's free memory as its free space, from
+ * sysinfo(2): a call beyond program.policy, for ringfence-plugin-check
+ * --learn to find.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -20,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #define INO_ROOT 1
@@ -220,7 +225,27 @@ static void hl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			       len - (size_t)off < size ? len - (size_t)off : size);
 }
 
+static void hl_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs st;
+	struct sysinfo si;
+
+	(void)ino;
+	if (sysinfo(&si) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	st.f_bsize = st.f_frsize = 4096;
+	st.f_blocks = (fsblkcnt_t)(si.totalram * si.mem_unit / 4096);
+	st.f_bfree = st.f_bavail = (fsblkcnt_t)(si.freeram * si.mem_unit / 4096);
+	st.f_files = 4 + opts.files;
+	st.f_namemax = 255;
+	fuse_reply_statfs(req, &st);
+}
+
 static const struct fuse_lowlevel_ops ops = {
+	.statfs = hl_statfs,
 	.lookup = hl_lookup,
 	.getattr = hl_getattr,
 	.readlink = hl_readlink,

@@ -34,6 +34,9 @@ void rf_host_forked_keeper(struct rf_worker *w);
 /* A program's output, its lines logged ("program: LINE"), by a thread of
  * the keeper's, from its sandbox on; nothing for a plugin's. */
 void rf_host_output_start(struct rf_worker *w);
+/* --learn-seccomp, a program's: each host's listener answered by the
+ * keeper (rf_learn_adopt), from its sandbox on; nothing otherwise. */
+void rf_host_learn_start(struct rf_worker *w);
 void rf_host_wait_ready(struct rf_worker *w);
 void rf_host_broadcast(struct rf_worker *w, uint8_t kind, uint64_t a);
 void rf_host_reap(struct rf_worker *w);

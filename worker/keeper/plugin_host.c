@@ -113,6 +113,14 @@ int rf_host_prepare(struct rf_worker *w, char *why, size_t len)
 		w->out_rd = sv[0];
 		w->out_wr = sv[1];
 	}
+	if (w->cfg.program && (w->cfg.bench & RF_UNSAFE_LEARN_SECCOMP)) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			snprintf(why, len, "the learning program's channel");
+			return -errno;
+		}
+		w->learn_rd = sv[0];
+		w->learn_wr = sv[1];
+	}
 	for (q = 0; q < w->nqueues; q++) {
 		struct rf_queue *qu = &w->queues[q];
 
@@ -146,10 +154,15 @@ void rf_host_forked_keeper(struct rf_worker *w)
 {
 	uint32_t q;
 
-	/* the program's output: the next host's too (host_restart) */
+	/* the program's output and learning channel: the next host's too
+	 * (host_restart) */
 	if (w->out_wr >= 0 && !w->cfg.host_restart) {
 		close(w->out_wr);
 		w->out_wr = -1;
+	}
+	if (w->learn_wr >= 0 && !w->cfg.host_restart) {
+		close(w->learn_wr);
+		w->learn_wr = -1;
 	}
 
 	for (q = 0; q < w->nqueues; q++) {
@@ -234,6 +247,37 @@ static void output_drain(struct rf_worker *w)
 	pthread_mutex_lock(&out.lock);
 	output_take(w->out_rd);
 	pthread_mutex_unlock(&out.lock);
+}
+
+/* each host's listener, as it comes */
+static void *take_learners(void *arg)
+{
+	struct rf_worker *w = arg;
+	char byte;
+	int fd, nfds, trunc;
+
+	for (;;) {
+		ssize_t n = rf_fdpass_recv(w->learn_rd, &byte, 1, &fd, 1, &nfds, &trunc);
+
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		if (nfds == 1 && rf_learn_adopt(w, fd) < 0)
+			log_warnx("learn: a plugin host's calls cannot be answered: it waits");
+	}
+}
+
+void rf_host_learn_start(struct rf_worker *w)
+{
+	pthread_t t;
+
+	if (w->learn_rd < 0)
+		return;
+	if (pthread_create(&t, NULL, take_learners, w) != 0)
+		log_warnx("learn: no thread to answer the program's calls: it waits");
+	else
+		pthread_detach(t);
 }
 
 void rf_host_output_start(struct rf_worker *w)
