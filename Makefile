@@ -215,6 +215,7 @@ UNIT_DEPS_check_nodetab := $(BUILD)/obj/worker/plugin/idmap.o $(LIB)
 UNIT_DEPS_check_dispatch := $(PLUGIN_OBJ) $(LIB)
 # rescue.o takes the rest of the keeper with it (adoption and probes use the ring)
 UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj/worker/host/host.o \
+	$(BUILD)/obj/worker/plugin/learn.o \
 	$(BUILD)/obj/worker/sandbox.o $(BUILD)/obj/worker/channel.o $(BUILD)/obj/worker/mbox.o \
 	$(BUILD)/obj/worker/title.o $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
