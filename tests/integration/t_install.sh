@@ -17,6 +17,7 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 	{
 		printf '%s\n' include/ringfence/plugin.h lib/pkgconfig/ringfence-plugin.pc \
 			lib/ringfence/libringfence-plugin.so lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
+			lib/ringfence/libfuse/libfuse3.so.3 lib/ringfence/libfuse/libringfence-plugin.so.1 \
 			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
 			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfence-plugin-check sbin/ringfencectl \
 			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \
@@ -32,7 +33,7 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 rf_log "make install PREFIX=... sysconfdir=...: the layout"
 make -s -C "$ROOT" "${MAKEVARS[@]}" install >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; rf_fail "make install"; }
 diff <(expected) <(installed "$P") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
-[ "$(installed "$T/etc" | tr '\n' ' ')" = "ringfence/seccomp.policy ringfence/worker.policy " ] ||
+[ "$(installed "$T/etc" | tr '\n' ' ')" = "ringfence/program.policy ringfence/seccomp.policy ringfence/worker.policy " ] ||
 	rf_fail "in sysconfdir: $(installed "$T/etc")"
 cmp -s "$ROOT/seccomp.policy" "$T/etc/ringfence/seccomp.policy" || rf_fail "seccomp.policy differs"
 [ "$(stat -c %a "$P/sbin/ringfenced")" = 755 ] || rf_fail "ringfenced mode"
@@ -108,7 +109,7 @@ rf_log "make install DESTDIR=... PREFIX=/usr sysconfdir=/etc: the paths built in
 make -s -C "$ROOT" BUILD="$T/build" DESTDIR="$T/dest" PREFIX=/usr sysconfdir=/etc install >"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log" >&2; rf_fail "make install DESTDIR"; }
 diff <(expected) <(installed "$T/dest/usr") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
-[ "$(installed "$T/dest/etc" | tr '\n' ' ')" = "ringfence/seccomp.policy ringfence/worker.policy " ] ||
+[ "$(installed "$T/dest/etc" | tr '\n' ' ')" = "ringfence/program.policy ringfence/seccomp.policy ringfence/worker.policy " ] ||
 	rf_fail "in /etc: $(installed "$T/dest/etc")"
 "$T/dest/usr/sbin/ringfenced" --version | grep -qx "plugin_dir /usr/lib/ringfence/plugins" ||
 	rf_fail "--version: $("$T/dest/usr/sbin/ringfenced" --version)"
