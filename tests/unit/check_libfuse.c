@@ -949,6 +949,8 @@ static void bridge_setup(void)
 	memset(&got, 0, sizeof(got));
 	se = fuse_session_new(&args, &program, sizeof(program), &program_data);
 	ck_assert_ptr_nonnull(se);
+	/* parsed in place, as libfuse does: the program frees them */
+	fuse_opt_free_args(&args);
 	plug = rf_libfuse_plugin(se);
 	ck_assert_ptr_nonnull(plug);
 	ck_assert_int_eq(plug->init(&ia, &ud), 0);
