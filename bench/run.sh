@@ -25,7 +25,14 @@
 # private-payload (as uring, request payloads in the worker's private
 # memory instead of the shared pool, file data by pread/pwrite) and
 # baseline (as uring, served by the build in the directory BASELINE, of
-# another commit: the cost of a change, side by side). Every
+# another commit: the cost of a change, side by side) and, for a libfuse
+# program, prog-uring and prog-classic (ringfence tenants whose program is
+# the host release's own passthrough_hp, built by tools/libfuse-program.sh
+# against the host's libfuse3, served through ringfence's libfuse3.so.3)
+# beside hp12-classic (that same binary on the host's libfuse, /dev/fuse:
+# same code, two hosts); all three run it with --nocache (no writeback
+# cache, which ringfence does not negotiate), and it mounts with
+# default_permissions itself. Every
 # peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
 # the server, which an untrusted one never has) and default_permissions,
 # as every ringfence mount has.
@@ -105,10 +112,17 @@ say() { printf 'bench [%4ds] %s\n' $(($(date +%s) - START)) "$*"; }
 # ---- the peer ----
 has() { [[ " $TARGETS " == *" $1 "* ]]; }
 PEER_DIR=""
-if [[ " $TARGETS " == *" hp"* ]]; then
+if [[ " $TARGETS " == *" hp-"* ]] || [[ " $TARGETS " == *" hpm-"* ]]; then
 	PEER_DIR=$("$ROOT/tools/libfuse-peer.sh")
 	PEER_VER=$(cat "$PEER_DIR/version")
 fi
+PROG_DIR=""
+if [[ " $TARGETS " == *" prog-"* ]] || has hp12-classic; then
+	PROG_DIR=$("$ROOT/tools/libfuse-program.sh")
+	PROG_VER=$(cat "$PROG_DIR/version")
+fi
+# the program's arguments on either host, after its source and mount point
+PROG_ARGS="--foreground --nocache"
 
 # ---- mounts ----
 mkdir -p "$T/tmpfs"
@@ -173,6 +187,17 @@ fi
 if has host-restart; then
 	main+=("$(tenant host-restart transport=uring host_restart=yes)")
 fi
+# a libfuse program as a tenant: passthrough_hp over its source, under the
+# seccomp policy it was learnt to need (bench/passthrough_hp.policy)
+progtenant() { # NAME TRANSPORT
+	printf '[mount %s]\nmountpoint = %s/%s.mnt\nprogram = %s/bin/passthrough_hp\n' "$1" "$T" "$1" "$PROG_DIR"
+	printf 'program_args = /source {mountpoint} %s\nsource = %s/tmpfs/%s\ndisk_shared = yes\n' \
+		"$PROG_ARGS" "$T" "$1"
+	printf 'transport = %s\nseccomp_policy = %s/bench/passthrough_hp.policy\n' "$2" "$ROOT"
+}
+for t in prog-uring prog-classic; do
+	has "$t" && main+=("$(progtenant "$t" "${t#prog-}")")
+done
 for q in $QDS; do
 	[ "$q" = 8 ] || main+=("$(tenant "qd$q" transport=uring queue_depth="$q")")
 done
@@ -207,13 +232,22 @@ peer_cmd() { # TARGET: the peer's command line, without source and mount point
 	echo "$PEER_DIR/bin/$bin --foreground --nopassthrough ${extra[*]} -o default_permissions"
 }
 for t in $TARGETS; do
-	case $t in hp-* | hpm-*) ;; *) continue ;; esac
+	case $t in hp-* | hpm-* | hp12-classic) ;; *) continue ;; esac
 	# shellcheck disable=SC2046
-	$(peer_cmd "$t") "$T/tmpfs/$t" "$T/$t.mnt" 2>"$T/$t.log" &
+	if [ "$t" = hp12-classic ]; then
+		# shellcheck disable=SC2086 # PROG_ARGS: its words
+		"$PROG_DIR/bin/passthrough_hp" "$T/tmpfs/$t" "$T/$t.mnt" $PROG_ARGS 2>"$T/$t.log" &
+	else
+		$(peer_cmd "$t") "$T/tmpfs/$t" "$T/$t.mnt" 2>"$T/$t.log" &
+	fi
 	PEERS[$t]=$!
 	for _ in $(seq 100); do mountpoint -q "$T/$t.mnt" && break; sleep 0.1; done
 	mountpoint -q "$T/$t.mnt" || { cat "$T/$t.log" >&2; exit 1; }
-	say "$t: $(peer_cmd "$t") (fuse3 $PEER_VER, pid ${PEERS[$t]})"
+	if [ "$t" = hp12-classic ]; then
+		say "$t: passthrough_hp SOURCE MOUNTPOINT $PROG_ARGS (fuse3 $PROG_VER, pid ${PEERS[$t]})"
+	else
+		say "$t: $(peer_cmd "$t") (fuse3 $PEER_VER, pid ${PEERS[$t]})"
+	fi
 done
 
 dir_of() {
@@ -226,7 +260,7 @@ dir_of() {
 server_pid() {
 	case $1 in
 	tmpfs) echo "" ;;
-	hp-* | hpm-*) echo "${PEERS[$1]}" ;;
+	hp-* | hpm-* | hp12-classic) echo "${PEERS[$1]}" ;;
 	qd8) field "$T/main.sock" uring worker ;;
 	*)
 		# a broker of its own (UNSAFE), or a tenant of the main one
@@ -390,6 +424,12 @@ PEER_LINES=""
 for t in $TARGETS; do
 	case $t in hp-* | hpm-*)
 		PEER_LINES="$PEER_LINES$t=$(peer_cmd "$t" | sed "s|$PEER_DIR/bin/||") SOURCE MOUNTPOINT"$'\n'
+		;;
+	hp12-classic)
+		PEER_LINES="$PEER_LINES$t=passthrough_hp SOURCE MOUNTPOINT $PROG_ARGS (fuse3 $PROG_VER, the host's libfuse)"$'\n'
+		;;
+	prog-*)
+		PEER_LINES="$PEER_LINES$t=the same passthrough_hp as a ringfence tenant's program (program_args = /source {mountpoint} $PROG_ARGS), through ringfence's libfuse3.so.3"$'\n'
 		;;
 	esac
 done

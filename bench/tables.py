@@ -18,6 +18,9 @@ PAIRS = [
     ("classic", "hpm-classic", "classic / hpm-classic"),
     ("uring", "hp-uring", "uring / hp-uring"),
     ("classic", "hp-classic", "classic / hp-classic"),
+    # a libfuse program on ringfence's libfuse and on the host's: same code, two hosts
+    ("prog-uring", "hp12-classic", "prog-uring / hp12-classic"),
+    ("prog-classic", "hp12-classic", "prog-classic / hp12-classic"),
 ]
 TARGET = 1.2  # the target ratio, against the matched peer
 
@@ -61,10 +64,11 @@ def main():
     md.append("fio psync, two jobs; median of %d rounds (min-max); %s CPUs, kernel %s." %
               (rounds, o.cpus, o.kernel))
     md.append("Backing store: one tmpfs. Command: `make bench` (%s)." % o.knobs)
-    if o.peer_version:
+    if o.peers.strip():
         md.append("")
-        md.append("Peer: libfuse's passthrough_hp from Debian's fuse3 %s (tools/libfuse-peer.sh):" %
-                  o.peer_version)
+        md.append("Peer: libfuse's passthrough_hp%s:" %
+                  (" from Debian's fuse3 %s (tools/libfuse-peer.sh)" % o.peer_version
+                   if o.peer_version else ""))
         md.append("")
         for p in o.peers.strip().splitlines():
             name, cmd = p.split("=", 1)

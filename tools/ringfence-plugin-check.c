@@ -1048,6 +1048,7 @@ int main(int argc, char **argv)
 	size_t npaths = 0;
 	bool read_only = false;
 	char plugin[PATH_MAX], self[PATH_MAX], policy[PATH_MAX + 16], base[PATH_MAX], *slash;
+	static char scpol_abs[PATH_MAX];
 	char extra[4096] = "";
 	size_t extra_len = 0, i;
 	FILE *f;
@@ -1131,6 +1132,13 @@ int main(int argc, char **argv)
 				"--options with a plugin, each on one line\n");
 		return 2;
 	}
+	/* the policy names it absolutely */
+	if (scpol && !realpath(scpol, scpol_abs)) {
+		fprintf(stderr, "ringfence-plugin-check: %s: %s\n", scpol, strerror(errno));
+		return 1;
+	}
+	if (scpol)
+		scpol = scpol_abs;
 	if (C.learn && scpol) {
 		fprintf(stderr, "ringfence-plugin-check: --learn starts from worker.policy; "
 				"--seccomp-policy is for checking a policy\n");
