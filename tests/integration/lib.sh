@@ -490,6 +490,17 @@ print(j["total_err"], j["first_error"], r["total_ios"], r["clat_ns"]["percentile
 	[ $rc = 0 ] || rf_fail "errors or corrupt data: see above"
 }
 
+# rf_wait_log TEXT WHY: until the broker's log holds TEXT (a fixed
+# string), up to 5 s (times RF_TIME_SCALE); else the test fails with WHY
+rf_wait_log() {
+	local i
+	for i in $(rf_tries 50); do
+		grep -qF -- "$1" "$T/broker.log" && return 0
+		sleep 0.1
+	done
+	rf_fail "$2"
+}
+
 # rf_wait_file PATH: until it exists, up to 60 s (times RF_TIME_SCALE)
 rf_wait_file() {
 	local i

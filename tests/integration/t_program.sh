@@ -62,27 +62,15 @@ n=$(ls "$M/dir" | wc -l)
 out=$(sh -c "echo x >'$M/hello'" 2>&1) && rf_fail "a write to a read-only file succeeded"
 
 rf_log "  a program's standard error is the broker's log"
-for i in $(rf_tries 50); do
-	grep -qF "bad: worker: program: fuse: unknown option(s): \`-o bogus'" "$T/broker.log" && break
-	sleep 0.1
-done
-grep -qF "bad: worker: program: fuse: unknown option(s): \`-o bogus'" "$T/broker.log" ||
-	rf_fail "the program's complaint is not in the log"
+rf_wait_log "bad: worker: program: fuse: unknown option(s): \`-o bogus'" \
+	"the program's complaint is not in the log"
 
 rf_log "  a call its policy refuses ends the program, and the log names it"
-for i in $(rf_tries 50); do
-	grep -qF "trap: program $P: seccomp: chdir(" "$T/broker.log" && break
-	sleep 0.1
-done
-grep -qF "trap: program $P: seccomp: chdir(" "$T/broker.log" || rf_fail "no report of the refused chdir"
+rf_wait_log "trap: program $P: seccomp: chdir(" "no report of the refused chdir"
 
 rf_log "  a function the library lacks: the loader's word, naming it, is logged"
-for i in $(rf_tries 50); do
-	grep -qF "nf: worker: program: $NF: symbol lookup error: $NF: undefined symbol: fuse_session_fd" "$T/broker.log" && break
-	sleep 0.1
-done
-grep -qF "nf: worker: program: $NF: symbol lookup error: $NF: undefined symbol: fuse_session_fd" "$T/broker.log" ||
-	rf_fail "no word of the missing fuse_session_fd"
+rf_wait_log "nf: worker: program: $NF: symbol lookup error: $NF: undefined symbol: fuse_session_fd" \
+	"no word of the missing fuse_session_fd"
 grep -qF "nf: worker exited with status 127" "$T/broker.log" || rf_fail "needs_fd did not end with the loader's 127"
 
 rf_log "  the program's process: no /dev/fuse, the tenant's uid, the deny list and the policy"
