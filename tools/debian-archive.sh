@@ -1,8 +1,8 @@
 #!/bin/bash
 # Debian's own archive, beside the host's packages: sourced by
 # tools/kernel73.sh (a newer kernel for the test guest) and
-# tools/libfuse-peer.sh (the benchmark's peer, built from its source
-# package). Nothing is installed: apt-get reads a sources list and index
+# tools/libfuse-peer.sh and tools/libfuse-program.sh (the benchmark's
+# libfuse programs, built from their source package). Nothing is installed: apt-get reads a sources list and index
 # directories of the caller's, checks what it fetches against the
 # archive's signed index as always, and leaves the host's state alone.
 #
@@ -15,6 +15,8 @@
 #   archive_update WHAT         fetch its indexes, or die naming WHAT
 #   archive_mirror              the host's Debian mirror (or
 #                               $RINGFENCE_VM_MIRROR)
+#   archive_source DIR PKG VER  download source package PKG=VER into
+#                               DIR/dl and unpack it into DIR/src, or die
 #   archive_cached CACHE WHAT   with no --refresh and CACHE/current a
 #                               complete entry (the caller's ready DIR),
 #                               say so naming WHAT, print it and exit 0
@@ -92,6 +94,19 @@ archive_newest() {
 		if [ -z "$best" ] || dpkg --compare-versions "$ver" gt "$best"; then best=$ver; fi
 	done
 	echo "$best"
+}
+
+archive_source() {
+	local dsc
+	say "$2 $3: downloading the source"
+	mkdir -p "$1/dl"
+	(cd "$1/dl" && apt-get "${AOPT[@]}" -qq source --download-only "$2=$3" >&2) ||
+		die "cannot download the $2 $3 source"
+	dsc=("$1"/dl/"$2"_*.dsc)
+	[ -f "${dsc[0]}" ] || die "downloaded $2 $3, but no .dsc is in $1/dl"
+	# apt-get checked every file against the signed Sources index; the .dsc
+	# signature of its maintainer needs debian-keyring, which we do not ask for
+	dpkg-source -q -x "${dsc[0]}" "$1/src" 2>&1 | grep -v -e "^gpgv:" -e "cannot verify inline signature" >&2 || true
 }
 
 archive_cached() {

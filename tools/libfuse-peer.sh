@@ -71,15 +71,8 @@ if ready "$DIR"; then
 	say "fuse3 $ver is the newest and is built already"
 else
 	rm -rf "$DIR"
-	mkdir -p "$DIR/dl" "$DIR/bin"
-	say "fuse3 $ver: downloading the source"
-	(cd "$DIR/dl" && apt-get "${AOPT[@]}" -qq source --download-only "fuse3=$ver" >&2) ||
-		die "cannot download the fuse3 $ver source"
-	dsc=("$DIR"/dl/fuse3_*.dsc)
-	[ -f "${dsc[0]}" ] || die "downloaded fuse3 $ver, but no .dsc is in $DIR/dl"
-	# apt-get checked every file against the signed Sources index; the .dsc
-	# signature of its maintainer needs debian-keyring, which we do not ask for
-	dpkg-source -q -x "${dsc[0]}" "$DIR/src" 2>&1 | grep -v -e "^gpgv:" -e "cannot verify inline signature" >&2 || true
+	mkdir -p "$DIR/bin"
+	archive_source "$DIR" fuse3 "$ver"
 	[ -f "$DIR/src/example/passthrough_hp.cc" ] || die "dpkg-source could not unpack fuse3 $ver"
 	# the build with io-uring: meson turns it off silently without liburing
 	# or libnuma, so the check below asks its configuration

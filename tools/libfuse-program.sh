@@ -57,13 +57,8 @@ if ready "$DIR"; then
 	say "fuse3 $ver is the newest of $SUITE and is built already"
 else
 	rm -rf "$DIR"
-	mkdir -p "$DIR/dl" "$DIR/bin"
-	say "fuse3 $ver: downloading the source"
-	(cd "$DIR/dl" && apt-get "${AOPT[@]}" -qq source --download-only "fuse3=$ver" >&2) ||
-		die "cannot download the fuse3 $ver source"
-	dsc=("$DIR"/dl/fuse3_*.dsc)
-	[ -f "${dsc[0]}" ] || die "downloaded fuse3 $ver, but no .dsc is in $DIR/dl"
-	dpkg-source -q -x "${dsc[0]}" "$DIR/src" 2>&1 | grep -v -e "^gpgv:" -e "cannot verify inline signature" >&2 || true
+	mkdir -p "$DIR/bin"
+	archive_source "$DIR" fuse3 "$ver"
 	src=$DIR/src/example/passthrough_hp.cc
 	[ -f "$src" ] || die "dpkg-source could not unpack fuse3 $ver"
 	say "building passthrough_hp against the host's libfuse3 $(pkg-config --modversion fuse3)"
