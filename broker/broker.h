@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "fuse_uapi.h"
+#include "log.h"
 #include "policy.h"
 #include "pool.h"
 
@@ -117,8 +118,7 @@ struct rf_tenant {
 	uint64_t hb_sent_ns;
 	time_t deaths[RF_CRASH_LIMIT_MAX]; /* when the last deaths were, a ring */
 	/* a worker's log lines: a token bucket (spawn.c), and what it dropped */
-	uint32_t log_tokens;
-	uint64_t log_refill_ms;
+	struct log_rate log_rate;
 	uint64_t log_dropped, log_dropped_told;
 	bool responder; /* the worker is the built-in EIO responder */
 	struct rf_kick *kicks; /* recovery.c: one per queue */

@@ -470,23 +470,12 @@ out:
 
 static bool log_allowed(struct rf_tenant *t)
 {
-	uint64_t now = rf_now_ns() / 1000000, add;
-
-	if (!t->log_refill_ms) {
-		t->log_tokens = RF_LOG_BURST;
-		t->log_refill_ms = now;
-	}
-	add = (now - t->log_refill_ms) * RF_LOG_RATE / 1000;
-	if (add) {
-		t->log_tokens = add >= RF_LOG_BURST - t->log_tokens ? RF_LOG_BURST
-								    : t->log_tokens + (uint32_t)add;
-		t->log_refill_ms += add * 1000 / RF_LOG_RATE;
-	}
-	if (!t->log_tokens) {
+	t->log_rate.burst = RF_LOG_BURST;
+	t->log_rate.rate = RF_LOG_RATE;
+	if (!log_rate_take(&t->log_rate)) {
 		t->log_dropped++;
 		return false;
 	}
-	t->log_tokens--;
 	rf_worker_log_dropped(t);
 	return true;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *log_ident = "ringfence";
@@ -92,6 +93,28 @@ void log_escape(const char *in, char *out, size_t outlen)
 		s++;
 	}
 	out[o] = '\0';
+}
+
+bool log_rate_take(struct log_rate *r)
+{
+	struct timespec ts;
+	uint64_t now, add;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (!r->refill_ms) {
+		r->tokens = r->burst;
+		r->refill_ms = now;
+	}
+	add = (now - r->refill_ms) * r->rate / 1000;
+	if (add) {
+		r->tokens = add >= r->burst - r->tokens ? r->burst : r->tokens + (uint32_t)add;
+		r->refill_ms += add * 1000 / r->rate;
+	}
+	if (!r->tokens)
+		return false;
+	r->tokens--;
+	return true;
 }
 
 void log_vmsg(int level, const char *fmt, va_list ap)

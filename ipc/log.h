@@ -10,7 +10,9 @@
 #define RINGFENCE_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum rf_log_level {
 	RF_LOG_ERR = 3,
@@ -34,6 +36,17 @@ int log_get_level(void);
  * neither begin a log line of its own, nor drive a terminal, nor make
  * JSON output invalid. */
 void log_escape(const char *in, char *out, size_t outlen);
+
+/* A token bucket for lines from a source the log cannot trust to be
+ * quiet: @burst lines at once, then @rate a second. Zeroed, it is full. */
+struct log_rate {
+	uint32_t burst, rate;
+	uint32_t tokens;
+	uint64_t refill_ms; /* 0: not started */
+};
+
+/* true if one more line may go now (and takes its token) */
+bool log_rate_take(struct log_rate *r);
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

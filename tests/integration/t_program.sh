@@ -5,7 +5,9 @@
 # files (contents, modes, a symbolic link, a directory of 3000 entries)
 # with the arguments the policy gives it, parsed by its own
 # fuse_opt_parse, and a call its policy refuses ends it and is logged by
-# name, as is a function the library lacks (needs_fd); hello_hl, written against the high-level API alone
+# name, as is a function the library lacks (needs_fd); a program that
+# floods its standard error is cut to its share by the keeper, which
+# counts what it drops (the broker drops none of its lines); hello_hl, written against the high-level API alone
 # (fuse_main), serves and keeps what it is given; Debian's squashfuse_ll
 # serves an image made here the
 # same as the tree it was made from. Each process holds no /dev/fuse,
@@ -41,13 +43,15 @@ rf_policy bad - "" "program = $P" "program_args = -o bogus" "crash_limit = 1"
 rf_policy sq - "$T/images" "program = /usr/bin/squashfuse_ll" "read_only = yes" \
 	"program_args = /source/tree.sqfs {mountpoint}"
 rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl"
+# one whose every read of hello writes 20000 lines to its standard error
+rf_policy chat - "" "program = $P" "program_args = -o chatter=20000"
 # and one whose policy refuses a call it makes (fuse_daemonize's chdir)
 printf '@include %s/program.policy\nchdir: arg0 == 0\n' "$ROOT" >"$T/nochdir.policy"
 rf_policy trap - "" "program = $P" "seccomp_policy = $T/nochdir.policy" "crash_limit = 1"
 # and one that calls a function ringfence's libfuse3.so.3 does not have
 NF=$BUILD/tests/programs/needs_fd
 rf_policy nf - "" "program = $NF" "crash_limit = 1"
-rf_start hello sq hl
+rf_start hello sq hl chat
 [ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
 [ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
 [ "$(stat -c %F:%a "$M/hello")" = "regular file:444" ] || rf_fail "hello is $(stat -c %F:%a "$M/hello")"
@@ -64,6 +68,22 @@ out=$(sh -c "echo x >'$M/hello'" 2>&1) && rf_fail "a write to a read-only file s
 rf_log "  a program's standard error is the broker's log"
 rf_wait_log "bad: worker: program: fuse: unknown option(s): \`-o bogus'" \
 	"the program's complaint is not in the log"
+
+rf_log "  a flood on its standard error: the keeper passes its share and counts the rest"
+[ "$(cat "$T/chat.mnt/hello")" = "hello, world" ] || rf_fail "chat's hello holds '$(cat "$T/chat.mnt/hello")'"
+# each of the 20000 lines is in the log or counted as dropped
+rf_wait_log "chat: worker: the program's output: " "no count of chat's dropped lines"
+for _ in $(seq 50); do
+	passed=$(grep -c "chat: worker: program: chatter " "$T/broker.log" || true)
+	dropped=$(sed -n "s/.*chat: worker: the program's output: \([0-9]*\) lines dropped.*/\1/p" \
+		"$T/broker.log" | awk '{ n += $1 } END { print n + 0 }')
+	[ $((passed + dropped)) = 20000 ] && break
+	sleep 0.1
+done
+[ $((passed + dropped)) = 20000 ] || rf_fail "chat: $passed lines logged and $dropped dropped, not 20000"
+[ "$passed" -ge 200 ] && [ "$passed" -le 1000 ] || rf_fail "chat: $passed of its lines logged"
+[ "$(rf_field chat log_dropped)" = 0 ] || rf_fail "the broker dropped $(rf_field chat log_dropped) of chat's lines"
+[ "$(cat "$T/chat.mnt/dir/f2")" = f2 ] || rf_fail "chat does not serve after its flood"
 
 rf_log "  a call its policy refuses ends the program, and the log names it"
 rf_wait_log "trap: program $P: seccomp: chdir(" "no report of the refused chdir"

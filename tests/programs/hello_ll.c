@@ -4,11 +4,13 @@
  * API alone (<fuse_lowlevel.h>), as a libfuse program is, and linked with
  * Debian's libfuse3; ringfence runs it as a tenant's program.
  *
- *     hello_ll [-o greeting=TEXT] [-o files=N] MOUNTPOINT
+ *     hello_ll [-o greeting=TEXT] [-o files=N] [-o chatter=N] MOUNTPOINT
  *
  * The root holds "hello" (the greeting and a newline, mode 0444), "link"
  * (a symbolic link to hello) and "dir", a directory of N files named
  * f0 .. f(N-1) (default 3), each holding its own name and a newline.
+ * With chatter=N, each read of hello first writes N lines to standard
+ * error ("chatter 0" .. "chatter N-1"): a program that floods its log.
  * Its options are parsed by fuse_opt_parse, as libfuse programs do. Its
  * statfs reports the machine's free memory as its free space, from
  * sysinfo(2): a call beyond program.policy, for ringfence-plugin-check
@@ -36,11 +38,13 @@
 static struct options {
 	const char *greeting;
 	unsigned int files;
-} opts = { NULL, 3 };
+	unsigned int chatter;
+} opts = { NULL, 3, 0 };
 
 static const struct fuse_opt option_spec[] = {
 	{ "greeting=%s", offsetof(struct options, greeting), 1 },
 	{ "files=%u", offsetof(struct options, files), 1 },
+	{ "chatter=%u", offsetof(struct options, chatter), 1 },
 	FUSE_OPT_END,
 };
 
@@ -209,9 +213,11 @@ static void hl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	unsigned int i;
 
 	(void)fi;
-	if (ino == INO_HELLO)
+	if (ino == INO_HELLO) {
 		text = hello_text;
-	else if (file_of(ino, &i))
+		for (i = 0; i < opts.chatter; i++)
+			fprintf(stderr, "chatter %u\n", i);
+	} else if (file_of(ino, &i))
 		snprintf(buf, sizeof(buf), "f%u\n", i);
 	else {
 		fuse_reply_err(req, EISDIR);
@@ -268,7 +274,8 @@ int main(int argc, char *argv[])
 	if (fuse_parse_cmdline(&args, &o) != 0)
 		return 1;
 	if (o.show_help) {
-		printf("usage: %s [-o greeting=TEXT] [-o files=N] MOUNTPOINT\n", argv[0]);
+		printf("usage: %s [-o greeting=TEXT] [-o files=N] [-o chatter=N] MOUNTPOINT\n",
+		       argv[0]);
 		fuse_cmdline_help();
 		ret = 0;
 		goto out;

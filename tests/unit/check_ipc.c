@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -93,6 +94,31 @@ START_TEST(test_log_string)
 	ck_assert_int_eq(rf_msg_send(sv[1], RF_MSG_LOG, 0, l, sizeof(buf), NULL, 0), 0);
 	ck_assert_int_eq(rf_msg_recv(sv[0], &m), 0);
 	ck_assert_str_eq(((struct rf_msg_log *)m.payload)->line, "hello");
+}
+END_TEST
+
+/* A worker's lines at the broker, a program's at the keeper: a burst,
+ * then the rate, never more than a full bucket at once. */
+START_TEST(test_log_rate)
+{
+	struct log_rate none = { .burst = 3, .rate = 0 }, r = { .burst = 5, .rate = 1000 };
+	struct timespec ms20 = { 0, 20000000 };
+	int i, n;
+
+	for (i = 0; i < 3; i++)
+		ck_assert(log_rate_take(&none));
+	ck_assert(!log_rate_take(&none));
+	ck_assert(!log_rate_take(&none));
+	for (n = 0; n < 100 && log_rate_take(&r); n++)
+		;
+	ck_assert_int_ge(n, 5);
+	ck_assert_int_lt(n, 100); /* the bucket empties */
+	/* 20 ms at 1000 a second: full again, and no fuller */
+	nanosleep(&ms20, NULL);
+	for (n = 0; n < 100 && log_rate_take(&r); n++)
+		;
+	ck_assert_int_ge(n, 5);
+	ck_assert_int_lt(n, 100);
 }
 END_TEST
 
@@ -297,6 +323,7 @@ static Suite *ipc_suite(void)
 	tcase_add_test(tc, test_recv_oversize_datagram);
 	tcase_add_test(tc, test_recv_eof);
 	tcase_add_test(tc, test_log_escape);
+	tcase_add_test(tc, test_log_rate);
 	suite_add_tcase(s, tc);
 	return s;
 }

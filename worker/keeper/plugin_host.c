@@ -188,12 +188,50 @@ void rf_host_forked_keeper(struct rf_worker *w)
 /* A program's output: each line logged, as long as a log line may be
  * (longer ones in pieces). Read as it comes, by a thread of its own, and
  * what is left of a dead host's, by whoever reports the death, before it
- * does: the keeper may exit next. */
+ * does: the keeper may exit next.
+ *
+ * A program may write RF_OUTPUT_BURST lines at once and RF_OUTPUT_RATE a
+ * second after that; the rest are read, counted and dropped here, so that
+ * a program that floods its output neither fills the keeper's channel to
+ * the broker (its heartbeats and reports wait behind every line) nor keeps
+ * the broker busy dropping lines for it: its share stays below the
+ * broker's own limit of the worker's lines. How many were dropped is
+ * logged before the next line that passes, a second after the last
+ * dropped one, and before a dead host's death is reported. */
+#define RF_OUTPUT_BURST 200
+#define RF_OUTPUT_RATE 50
+
 static struct {
 	pthread_mutex_t lock;
 	char buf[4096];
 	size_t have;
-} out = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct log_rate rate;
+	uint64_t dropped;
+} out = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.rate = { .burst = RF_OUTPUT_BURST, .rate = RF_OUTPUT_RATE },
+};
+
+/* under out.lock */
+static void output_tell_dropped(void)
+{
+	if (!out.dropped)
+		return;
+	log_warnx("the program's output: %llu lines dropped (more than %d a second)",
+		  (unsigned long long)out.dropped, RF_OUTPUT_RATE);
+	out.dropped = 0;
+}
+
+/* under out.lock: one line, if the program's share allows it */
+static void output_line(const char *line, size_t len)
+{
+	if (!log_rate_take(&out.rate)) {
+		out.dropped++;
+		return;
+	}
+	output_tell_dropped();
+	log_info("program: %.*s", (int)len, line);
+}
 
 /* under out.lock; false at the end (no writer left) */
 static bool output_take(int fd)
@@ -210,14 +248,14 @@ static bool output_take(int fd)
 		out.have += (size_t)n;
 		for (start = 0, i = 0; i < out.have; i++)
 			if (out.buf[i] == '\n' || i - start == RF_OUTPUT_LINE) {
-				log_info("program: %.*s", (int)(i - start), out.buf + start);
+				output_line(out.buf + start, i - start);
 				start = out.buf[i] == '\n' ? i + 1 : i;
 			}
 		memmove(out.buf, out.buf + start, out.have - start);
 		out.have -= start;
 	}
 	if (n == 0 && out.have) {
-		log_info("program: %.*s", (int)out.have, out.buf);
+		output_line(out.buf, out.have);
 		out.have = 0;
 	}
 	return n != 0;
@@ -228,12 +266,21 @@ static void *read_output(void *arg)
 	struct rf_worker *w = arg;
 	struct pollfd p = { .fd = w->out_rd, .events = POLLIN };
 	bool more = true;
+	int r, wait;
 
 	while (more) {
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+		/* a second of quiet after lines were dropped: say how many */
+		pthread_mutex_lock(&out.lock);
+		wait = out.dropped ? 1000 : -1;
+		pthread_mutex_unlock(&out.lock);
+		r = poll(&p, 1, wait);
+		if (r < 0 && errno != EINTR)
 			break;
 		pthread_mutex_lock(&out.lock);
-		more = output_take(w->out_rd);
+		if (r == 0)
+			output_tell_dropped();
+		else
+			more = output_take(w->out_rd);
 		pthread_mutex_unlock(&out.lock);
 	}
 	return NULL;
@@ -246,6 +293,7 @@ static void output_drain(struct rf_worker *w)
 		return;
 	pthread_mutex_lock(&out.lock);
 	output_take(w->out_rd);
+	output_tell_dropped();
 	pthread_mutex_unlock(&out.lock);
 }
 
