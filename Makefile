@@ -81,7 +81,8 @@ BINS       := $(BUILD)/ringfenced $(BUILD)/ringfence-worker $(BUILD)/ringfencect
               $(BUILD)/ringfence-fsck $(BUILD)/ringfence-plugin-check
 PLUGIN_SOS := $(patsubst %,$(BUILD)/plugins/%.so,$(PLUGINS)) \
               $(patsubst %,$(BUILD)/tests/plugins/%.so,$(TEST_PLUGINS))
-UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS)) $(BUILD)/tests/check_libfuse_debian
+UNIT_BINS  := $(patsubst %,$(BUILD)/tests/%,$(UNIT_TESTS)) $(BUILD)/tests/check_libfuse_debian \
+              $(BUILD)/tests/check_libfuse4
 
 URING_LIBS  := $(shell pkg-config --libs liburing 2>/dev/null || echo -luring)
 SECCOMP_LIBS := $(shell pkg-config --libs libseccomp 2>/dev/null || echo -lseccomp)
@@ -134,17 +135,32 @@ $(ABI_LIB): $(BUILD)/abi/stubs.c
 
 # libfuse3.so.3 for unmodified libfuse programs: Debian's libfuse3-dev
 # headers give the structures, libfuse3.map the symbol versions of
-# Debian's libfuse3-3; nothing but the map's names leaves it.
+# Debian's libfuse3-3; nothing but the map's names leaves it. And
+# libfuse3.so.4, for programs of libfuse 3.17 on (Debian's libfuse3-4):
+# the same files built with RF_LIBFUSE_ABI4 (libfuse/libfuse.h says what
+# differs), libfuse3.map and libfuse3-4.map's versions.
 LIBFUSE_SRC  := $(wildcard libfuse/*.c) ipc/fuse_attr.c
 LIBFUSE      := $(BUILD)/libfuse/libfuse3.so.3
+LIBFUSE4     := $(BUILD)/libfuse/libfuse3.so.4
 FUSE3_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+p4obj = $(patsubst %.c,$(BUILD)/pic4/%.o,$(1))
 
 $(BUILD)/pic/libfuse/%.o: CFLAGS += $(FUSE3_CFLAGS) -Ilibfuse -fvisibility=hidden
+$(BUILD)/pic4/%.o: %.c $(BUILD)/paths
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(FUSE3_CFLAGS) -Ilibfuse -fvisibility=hidden -DRF_LIBFUSE_ABI4 -fPIC -c -o $@ $<
 
 # It answers through the plugin ABI (rf_reply_*), as a plugin does.
 $(LIBFUSE): $(call pobj,$(LIBFUSE_SRC)) libfuse/libfuse3.map $(ABI_LIB)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,libfuse3.so.3 -Wl,--version-script,libfuse/libfuse3.map -Wl,-z,defs -o $@ $(call pobj,$(LIBFUSE_SRC)) $(ABI_LIB)
+
+$(BUILD)/libfuse/libfuse3-4.map: libfuse/libfuse3.map libfuse/libfuse3-4.map
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)cat $^ >$@
+
+$(LIBFUSE4): $(call p4obj,$(LIBFUSE_SRC)) $(BUILD)/libfuse/libfuse3-4.map $(ABI_LIB)
+	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,libfuse3.so.4 -Wl,--version-script,$(BUILD)/libfuse/libfuse3-4.map -Wl,-z,defs -o $@ $(call p4obj,$(LIBFUSE_SRC)) $(ABI_LIB)
 
 # A program tenant's plugin host, as the library the program's libfuse3.so.3
 # needs (worker/host/runtime.c): the host's code again, exporting only the
@@ -165,7 +181,7 @@ $(RUNTIME): $(call pobj,$(RUNTIME_SRC)) $(BUILD)/abi/runtime.map
 	$(call say,LD,$@)$(CC) -shared $(LDFLAGS) -Wl,-soname,$(ABI_SONAME) -Wl,--version-script,$(BUILD)/abi/runtime.map -Wl,-z,defs -o $@ $(call pobj,$(RUNTIME_SRC)) $(URING_LIBS) -lpthread
 
 # what a program tenant loads (make all builds it)
-all: $(LIBFUSE) $(RUNTIME)
+all: $(LIBFUSE) $(LIBFUSE4) $(RUNTIME)
 
 $(BUILD)/ringfence-worker: $(call obj,$(WORKER_SRC)) $(LIB)
 	$(call say,LD,$@)$(CC) -pie -rdynamic -Wl,-soname,$(ABI_SONAME) $(LDFLAGS) -o $@ $^ $(URING_LIBS) $(CAPNG_LIBS) $(SECCOMP_LIBS) -ldl -lpthread
@@ -246,6 +262,12 @@ $(BUILD)/obj/tests/unit/check_libfuse_debian.o: tests/unit/check_libfuse.c $(BUI
 	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(CHECK_CFLAGS) $(FUSE3_CFLAGS) -Ilibfuse $(PIE) -DRF_AGAINST_DEBIAN -c -o $@ $<
 $(BUILD)/tests/check_libfuse_debian: $(BUILD)/obj/tests/unit/check_libfuse_debian.o
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< -l:libfuse3.so.3 $(CHECK_LIBS) -ldl
+# and against libfuse3.so.4, with what differs there
+$(BUILD)/obj/tests/unit/check_libfuse4.o: tests/unit/check_libfuse.c $(BUILD)/paths
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(CHECK_CFLAGS) $(FUSE3_CFLAGS) -Ilibfuse -Iipc $(PIE) -DRF_LIBFUSE_ABI4 -c -o $@ $<
+$(BUILD)/tests/check_libfuse4: $(BUILD)/obj/tests/unit/check_libfuse4.o $(LIBFUSE4)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -rdynamic -Wl,-soname,$(ABI_SONAME) -o $@ $< $(LIBFUSE4) -Wl,-rpath,$(abspath $(BUILD)/libfuse) -Wl,--allow-shlib-undefined $(CHECK_LIBS) -ldl
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/unit/check_%.o $(LIB) $(call obj,$(BROKER_SRC)) $(call obj,$(WORKER_SRC)) $(BUILD)/obj/plugins/record.o
 	@mkdir -p $(dir $@)
@@ -278,7 +300,7 @@ $(BUILD)/man/%: man/%.in $(BUILD)/paths
 	@mkdir -p $(dir $@)
 	$(call say,GEN,$@)$(SUBST) $< >$@
 
-installable: $(BINS) $(SHIPPED_SOS) $(ABI_LIB) $(LIBFUSE) $(RUNTIME) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
+installable: $(BINS) $(SHIPPED_SOS) $(ABI_LIB) $(LIBFUSE) $(LIBFUSE4) $(RUNTIME) $(BUILD)/dist/ringfenced.service $(BUILD)/dist/ringfence-plugin.pc \
 	$(addprefix $(BUILD)/man/,$(MAN_PAGES))
 
 # every man page renders without a warning, as lintian checks them
@@ -304,7 +326,8 @@ install:
 	$(INSTALL) -m 0644 include/ringfence/plugin.h $(DESTDIR)$(includedir)/ringfence/
 	$(INSTALL) -m 0644 $(INST)/libringfence-plugin.so $(DESTDIR)$(libdir)/ringfence/
 	$(INSTALL) -d $(DESTDIR)$(libfusedir)
-	$(INSTALL) -m 0644 $(INST)/libfuse/libfuse3.so.3 $(INST)/libfuse/$(ABI_SONAME) $(DESTDIR)$(libfusedir)/
+	$(INSTALL) -m 0644 $(INST)/libfuse/libfuse3.so.3 $(INST)/libfuse/libfuse3.so.4 \
+		$(INST)/libfuse/$(ABI_SONAME) $(DESTDIR)$(libfusedir)/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfence-plugin.pc $(DESTDIR)$(pkgconfigdir)/
 	$(INSTALL) -m 0644 $(INST)/dist/ringfenced.service $(DESTDIR)$(unitdir)/
 	$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(docdir)/
@@ -318,7 +341,8 @@ uninstall:
 		$(DESTDIR)$(confdir)/seccomp.policy $(DESTDIR)$(confdir)/worker.policy \
 		$(DESTDIR)$(confdir)/program.policy \
 		$(DESTDIR)$(includedir)/ringfence/plugin.h $(DESTDIR)$(libdir)/ringfence/libringfence-plugin.so \
-		$(DESTDIR)$(libfusedir)/libfuse3.so.3 $(DESTDIR)$(libfusedir)/$(ABI_SONAME) \
+		$(DESTDIR)$(libfusedir)/libfuse3.so.3 $(DESTDIR)$(libfusedir)/libfuse3.so.4 \
+		$(DESTDIR)$(libfusedir)/$(ABI_SONAME) \
 		$(DESTDIR)$(pkgconfigdir)/ringfence-plugin.pc $(DESTDIR)$(unitdir)/ringfenced.service \
 		$(addprefix $(DESTDIR)$(docdir)/,$(notdir $(DOC_FILES))) \
 		$(DESTDIR)$(docdir)/examples/ringfence.policy \
@@ -345,9 +369,11 @@ check-deb: deps
 deps:
 	@./tools/install-deps.sh
 
-check-unit: $(UNIT_BINS) $(PLUGIN_SOS) $(BUILD)/ringfence-worker $(ABI_LIB) $(LIBFUSE)
+check-unit: $(UNIT_BINS) $(PLUGIN_SOS) $(BUILD)/ringfence-worker $(ABI_LIB) $(LIBFUSE) $(LIBFUSE4)
 	@./tests/run-unit.sh $(UNIT_BINS)
 	@./tests/check-libfuse-abi.sh $(LIBFUSE)
+	@l4=$$(./tools/libfuse4.sh) && \
+		./tests/check-libfuse-abi.sh $(LIBFUSE4) "$$l4/root/usr/lib/$$(gcc -dumpmachine)/libfuse3.so.4"
 	@./tests/check-calls.py $(call obj,$(WORKER_SRC))
 	@./tests/check-abi.sh $(BUILD)/ringfence-worker $(ABI_LIB)
 

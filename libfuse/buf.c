@@ -21,9 +21,9 @@ EXPORT size_t fuse_buf_size(const struct fuse_bufvec *bufv)
 	size_t i, size = 0;
 
 	for (i = 0; i < bufv->count; i++) {
-		if (bufv->buf[i].size == SIZE_MAX)
+		if (ll_buf(bufv, i)->size == SIZE_MAX)
 			return SIZE_MAX;
-		size += bufv->buf[i].size;
+		size += ll_buf(bufv, i)->size;
 	}
 	return size;
 }
@@ -89,7 +89,7 @@ static ssize_t copy_one(const struct fuse_buf *d, size_t doff, const struct fuse
 static void advance(struct fuse_bufvec *v, size_t n)
 {
 	v->off += n;
-	if (v->off >= v->buf[v->idx].size) {
+	if (v->off >= ll_buf(v, v->idx)->size) {
 		v->idx++;
 		v->off = 0;
 	}
@@ -102,7 +102,7 @@ EXPORT ssize_t fuse_buf_copy(struct fuse_bufvec *dst, struct fuse_bufvec *src,
 
 	(void)flags;
 	while (dst->idx < dst->count && src->idx < src->count) {
-		const struct fuse_buf *d = &dst->buf[dst->idx], *s = &src->buf[src->idx];
+		const struct fuse_buf *d = ll_buf(dst, dst->idx), *s = ll_buf(src, src->idx);
 		size_t dl = d->size - dst->off, sl = s->size - src->off;
 		size_t len = dl < sl ? dl : sl;
 		ssize_t n;

@@ -48,7 +48,7 @@ struct node {
 struct fuse {
 	struct fuse_session *se;
 	struct fuse_operations op;
-	struct fuse_config conf;
+	struct ll_config conf; /* the program's struct fuse_config (libfuse.h) */
 	void *private_data;
 	pthread_mutex_t lock;
 	struct node **ids, **names;
@@ -373,7 +373,7 @@ static void *hl_init_args(struct fuse *f, struct fuse_conn_info *conn)
 {
 	context.fuse = f;
 	context.private_data = f->private_data;
-	return f->op.init ? f->op.init(conn, &f->conf) : f->private_data;
+	return f->op.init ? f->op.init(conn, (struct fuse_config *)&f->conf) : f->private_data;
 }
 
 static void hl_init(void *userdata, struct fuse_conn_info *conn)
@@ -543,16 +543,16 @@ static void hl_readlink(fuse_req_t req, fuse_ino_t ino)
  * create and release */
 static int do_mknod(struct fuse *f, const char *path, mode_t mode, dev_t rdev)
 {
-	struct fuse_file_info fi = { .flags = O_CREAT | O_EXCL | O_WRONLY };
+	struct ll_fi fi = { .fi.flags = O_CREAT | O_EXCL | O_WRONLY };
 	int r;
 
 	if (f->op.mknod)
 		return f->op.mknod(path, mode, rdev);
 	if (!S_ISREG(mode) || !f->op.create)
 		return -ENOSYS;
-	r = f->op.create(path, mode, &fi);
+	r = f->op.create(path, mode, &fi.fi);
 	if (r == 0 && f->op.release)
-		f->op.release(path, &fi);
+		f->op.release(path, &fi.fi);
 	return r;
 }
 
@@ -801,8 +801,8 @@ static void hl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fuse_reply_data(req, bv, FUSE_BUF_SPLICE_MOVE);
 		if (bv) {
 			for (size_t i = 0; i < bv->count; i++)
-				if (!(bv->buf[i].flags & FUSE_BUF_IS_FD))
-					free(bv->buf[i].mem);
+				if (!(ll_buf(bv, i)->flags & FUSE_BUF_IS_FD))
+					free(ll_buf(bv, i)->mem);
 			free(bv);
 		}
 		return;
@@ -829,10 +829,10 @@ static void hl_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
 		return;
 	}
 	if (f->op.write_buf) {
-		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+		struct ll_bufvec1 bv = { .v = FUSE_BUFVEC_INIT(size) };
 
-		bv.buf[0].mem = (void *)(uintptr_t)data;
-		r = f->op.write_buf(path, &bv, off, fi);
+		bv.v.buf[0].mem = (void *)(uintptr_t)data;
+		r = f->op.write_buf(path, &bv.v, off, fi);
 	} else {
 		r = f->op.write ? f->op.write(path, data, size, off, fi) : -ENOSYS;
 	}
@@ -1034,7 +1034,7 @@ static void hl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fuse *f = enter(req);
 	struct dir *d = (struct dir *)(uintptr_t)llfi->fh;
-	struct fuse_file_info fi = *llfi;
+	struct ll_fi fi = *(struct ll_fi *)llfi;
 	struct fill fl = { .f = f, .req = req, .d = d, .size = size };
 	char *path = NULL;
 	int r = 0;
@@ -1044,14 +1044,15 @@ static void hl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		reply_res(req, -ENOMEM);
 		return;
 	}
-	fi.fh = d->fh;
+	fi.fi.fh = d->fh;
 	/* a whole listing is taken at offset 0, and served from memory after */
 	if (off == 0 || !d->whole) {
 		if (off == 0)
 			dir_clear(d);
 		r = file_path(f, ino, &path);
 		if (r == 0)
-			r = f->op.readdir ? f->op.readdir(path, &fl, filler, off, &fi, 0) : -ENOSYS;
+			r = f->op.readdir ? f->op.readdir(path, &fl, filler, off, &fi.fi, 0)
+					  : -ENOSYS;
 		free(path);
 		if (r == 0 && fl.error)
 			r = -fl.error;
@@ -1078,13 +1079,13 @@ static void hl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 {
 	struct fuse *f = enter(req);
 	struct dir *d = (struct dir *)(uintptr_t)llfi->fh;
-	struct fuse_file_info fi = *llfi;
+	struct ll_fi fi = *(struct ll_fi *)llfi;
 	char *path = NULL;
 
-	fi.fh = d->fh;
+	fi.fi.fh = d->fh;
 	if (f->op.releasedir) {
 		file_path(f, ino, &path);
-		f->op.releasedir(path, &fi);
+		f->op.releasedir(path, &fi.fi);
 		free(path);
 	}
 	dir_clear(d);
@@ -1095,10 +1096,10 @@ static void hl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 static void hl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *llfi)
 {
-	struct fuse_file_info fi = *llfi;
+	struct ll_fi fi = *(struct ll_fi *)llfi;
 
-	fi.fh = ((struct dir *)(uintptr_t)llfi->fh)->fh;
-	FILE_OP(f->op.fsyncdir ? f->op.fsyncdir(path, datasync, &fi) : -ENOSYS);
+	fi.fi.fh = ((struct dir *)(uintptr_t)llfi->fh)->fh;
+	FILE_OP(f->op.fsyncdir ? f->op.fsyncdir(path, datasync, &fi.fi) : -ENOSYS);
 }
 
 /* ---- the rest ---- */
@@ -1214,9 +1215,9 @@ static const struct fuse_lowlevel_ops hl_ops = {
 
 /* ---- the program's calls ---- */
 
-#define HL_OPT(t, p, v)                               \
-	{                                             \
-		t, offsetof(struct fuse_config, p), v \
+#define HL_OPT(t, p, v)                             \
+	{                                           \
+		t, offsetof(struct ll_config, p), v \
 	}
 /* clang-format off */
 static const struct fuse_opt hl_opts[] = {
@@ -1308,7 +1309,29 @@ EXPORT struct fuse *fuse_new_30(struct fuse_args *args, const struct fuse_operat
 	return fuse_new_31(args, op, op_size, private_data);
 }
 
+/* libfuse 3.17's headers call _fuse_new_31 (_fuse_new_30 for the API of
+ * 3.0) for fuse_new(); libfuse3.so.4 has no default fuse_new */
+EXPORT struct fuse *_fuse_new_31(struct fuse_args *args, const struct fuse_operations *op,
+				 size_t op_size, struct libfuse_version *version,
+				 void *private_data)
+{
+	(void)version;
+	return fuse_new_31(args, op, op_size, private_data);
+}
+
+EXPORT struct fuse *_fuse_new_30(struct fuse_args *args, const struct fuse_operations *op,
+				 size_t op_size, struct libfuse_version *version,
+				 void *private_data)
+{
+	(void)version;
+	return fuse_new_30(args, op, op_size, private_data);
+}
+
+#ifdef RF_LIBFUSE_ABI4
+__asm__(".symver fuse_new_31, fuse_new@FUSE_3.1");
+#else
 __asm__(".symver fuse_new_31, fuse_new@@FUSE_3.1");
+#endif
 __asm__(".symver fuse_new_30, fuse_new@FUSE_3.0");
 
 EXPORT void fuse_destroy(struct fuse *f)

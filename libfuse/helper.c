@@ -197,3 +197,12 @@ out:
 	fuse_opt_free_args(&args);
 	return res;
 }
+
+/* libfuse 3.17's headers call this for fuse_main_real() */
+EXPORT int fuse_main_real_versioned(int argc, char *argv[], const struct fuse_operations *op,
+				    size_t op_size, struct libfuse_version *version,
+				    void *user_data)
+{
+	(void)version;
+	return fuse_main_real(argc, argv, op, op_size, user_data);
+}

@@ -13,6 +13,7 @@ struct fuse_session {
 	int exited;
 	int debug;
 	int initialized; /* init ran: destroy is owed */
+	int passthrough; /* init asked for FUSE_CAP_PASSTHROUGH (libfuse3.so.4) */
 };
 
 /* the multi-threaded loop's configuration, opaque to programs (libfuse
@@ -62,6 +63,8 @@ struct fuse_req {
 	} while (0)
 
 void rf_ll_req_free(struct fuse_req *req);
+/* the file behind a fuse_passthrough_open() id, or -1 */
+int rf_ll_backing_fd(int32_t id);
 void rf_ll_forget(struct fuse_session *se, uint64_t ino, uint64_t nlookup);
 
 /* The program's session as a ringfence plugin, for the plugin host (NULL

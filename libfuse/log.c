@@ -33,3 +33,17 @@ EXPORT void fuse_log(enum fuse_log_level level, const char *fmt, ...)
 	f(level, fmt, ap);
 	va_end(ap);
 }
+
+/* syslog instead of standard error (libfuse 3.17): a program tenant has
+ * no syslog socket, and its standard error is the tenant's log already,
+ * so its messages stay there. */
+EXPORT void fuse_log_enable_syslog(const char *ident, int option, int facility)
+{
+	(void)ident;
+	(void)option;
+	(void)facility;
+}
+
+EXPORT void fuse_log_close_syslog(void)
+{
+}

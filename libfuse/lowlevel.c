@@ -12,10 +12,12 @@
  * request, for the program's fuse_reply_none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libfuse_i.h"
 
@@ -145,6 +147,16 @@ EXPORT struct fuse_session *fuse_session_new(struct fuse_args *args,
 	return se;
 }
 
+/* libfuse 3.17's headers call this for fuse_session_new(); @version is
+ * theirs, and every structure is laid out as libfuse3.so.4's are */
+EXPORT struct fuse_session *
+fuse_session_new_versioned(struct fuse_args *args, const struct fuse_lowlevel_ops *op,
+			   size_t op_size, struct libfuse_version *version, void *userdata)
+{
+	(void)version;
+	return fuse_session_new(args, op, op_size, userdata);
+}
+
 /* The broker mounted: nothing to do. */
 EXPORT int fuse_session_mount(struct fuse_session *se, const char *mountpoint)
 {
@@ -182,6 +194,102 @@ EXPORT void fuse_session_destroy(struct fuse_session *se)
 	if (the_session == se)
 		the_session = NULL;
 	free(se);
+}
+
+/* ---- libfuse 3.17's capability flags ---- */
+
+EXPORT bool fuse_set_feature_flag(struct fuse_conn_info *conn, uint64_t flag)
+{
+	if (!(ll_conn_get(conn, LL_CONN_CAPABLE_EXT) & flag))
+		return false;
+	ll_conn_set(conn, LL_CONN_WANT_EXT, ll_conn_get(conn, LL_CONN_WANT_EXT) | flag);
+	return true;
+}
+
+EXPORT void fuse_unset_feature_flag(struct fuse_conn_info *conn, uint64_t flag)
+{
+	ll_conn_set(conn, LL_CONN_WANT_EXT, ll_conn_get(conn, LL_CONN_WANT_EXT) & ~flag);
+}
+
+EXPORT bool fuse_get_feature_flag(struct fuse_conn_info *conn, uint64_t flag)
+{
+	return (ll_conn_get(conn, LL_CONN_WANT_EXT) & flag) != 0;
+}
+
+/* ---- passthrough (libfuse 3.17): a backing file per id ----
+ *
+ * Where libfuse registers the file with the kernel, which then moves an
+ * open file's data without the program, the library keeps a copy of the
+ * descriptor under the id, and an open or create reply that names the id
+ * hands it to ringfence (rf_req_backing), which does the same. */
+static struct {
+	pthread_mutex_t lock;
+	int *fds; /* id - 1: a descriptor, or -1 */
+	size_t n;
+} backing = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+EXPORT int fuse_passthrough_open(fuse_req_t req, int fd)
+{
+	size_t i;
+	int copy, *more;
+
+	if (!req->se->passthrough) {
+		fuse_log(FUSE_LOG_ERR, "fuse: passthrough_open: the program's init did not ask "
+				       "for FUSE_CAP_PASSTHROUGH\n");
+		return 0;
+	}
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0) {
+		fuse_log(FUSE_LOG_ERR, "fuse: passthrough_open: %s\n", strerror(errno));
+		return 0;
+	}
+	pthread_mutex_lock(&backing.lock);
+	for (i = 0; i < backing.n && backing.fds[i] >= 0; i++)
+		;
+	if (i == backing.n) {
+		more = i < INT32_MAX ? realloc(backing.fds, (i + 1) * sizeof(*more)) : NULL;
+		if (!more) {
+			pthread_mutex_unlock(&backing.lock);
+			close(copy);
+			fuse_log(FUSE_LOG_ERR, "fuse: passthrough_open: %s\n", strerror(ENOMEM));
+			return 0;
+		}
+		backing.fds = more;
+		backing.n++;
+	}
+	backing.fds[i] = copy;
+	pthread_mutex_unlock(&backing.lock);
+	return (int)i + 1;
+}
+
+EXPORT int fuse_passthrough_close(fuse_req_t req, int backing_id)
+{
+	int fd = -1;
+
+	(void)req;
+	pthread_mutex_lock(&backing.lock);
+	if (backing_id > 0 && (size_t)backing_id <= backing.n) {
+		fd = backing.fds[backing_id - 1];
+		backing.fds[backing_id - 1] = -1;
+	}
+	pthread_mutex_unlock(&backing.lock);
+	if (fd < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int rf_ll_backing_fd(int32_t id)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&backing.lock);
+	if (id > 0 && (size_t)id <= backing.n)
+		fd = backing.fds[id - 1];
+	pthread_mutex_unlock(&backing.lock);
+	return fd;
 }
 
 /* ---- requests ---- */
@@ -234,6 +342,23 @@ EXPORT int fuse_req_getgroups(fuse_req_t req, int size, gid_t list[])
 	return -ENOSYS;
 }
 
+/* A request's payload is ringfence's to place: a program reads and
+ * writes data through its replies, as on /dev/fuse. */
+EXPORT bool fuse_req_is_uring(fuse_req_t req)
+{
+	(void)req;
+	return false;
+}
+
+EXPORT int fuse_req_get_payload(fuse_req_t req, char **payload, size_t *payload_sz, void **mr)
+{
+	(void)req;
+	(void)payload;
+	(void)payload_sz;
+	(void)mr;
+	return -ENOTSUP;
+}
+
 EXPORT int fuse_req_interrupted(fuse_req_t req)
 {
 	return req->r ? rf_req_interrupted(req->r) : 0;
@@ -274,12 +399,14 @@ static struct fuse_req *take(struct rf_req *r, const void *op, enum ll_kind kind
 			session(r)->op.name(req, __VA_ARGS__);  \
 	} while (0)
 
-static struct fuse_file_info *file(struct fuse_file_info *fi, uint64_t fh, int flags)
+/* the program's view of an open file: zeroed, with room for libfuse
+ * 3.17's fields (libfuse.h) */
+static struct fuse_file_info *file(struct ll_fi *fi, uint64_t fh, int flags)
 {
 	memset(fi, 0, sizeof(*fi));
-	fi->fh = fh;
-	fi->flags = flags;
-	return fi;
+	fi->fi.fh = fh;
+	fi->fi.flags = flags;
+	return &fi->fi;
 }
 
 static int a_init(const struct rf_init_args *a, void **userdata)
@@ -299,7 +426,20 @@ static int a_init(const struct rf_init_args *a, void **userdata)
 		conn.max_readahead = a->max_write;
 		conn.max_background = 64;
 		conn.congestion_threshold = 48;
+#ifdef RF_LIBFUSE_ABI4
+		/* what a program may choose: ringfence moves an open file's
+		 * data itself (fuse_passthrough_open); the rest of the
+		 * connection is the broker's, as the policy says */
+		ll_conn_set(&conn, LL_CONN_CAPABLE_EXT, LL_CAP_PASSTHROUGH);
+		conn.capable = (uint32_t)LL_CAP_PASSTHROUGH;
+#endif
 		se->op.init(se->userdata, &conn);
+#ifdef RF_LIBFUSE_ABI4
+		/* the 64-bit want, or the 32-bit one where the program set
+		 * that (as libfuse 3.17 reads them) */
+		se->passthrough =
+			!!((ll_conn_get(&conn, LL_CONN_WANT_EXT) | conn.want) & LL_CAP_PASSTHROUGH);
+#endif
 	}
 	se->initialized = 1;
 	return 0;
@@ -346,14 +486,14 @@ static void a_forget(void *userdata, uint64_t ino, uint64_t nlookup)
 
 static void a_getattr(struct rf_req *r, uint64_t ino, uint64_t fh)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(getattr, LL_ATTR, ino, fh == RF_NO_FH ? NULL : file(&fi, fh, 0));
 }
 
 static void a_setattr(struct rf_req *r, uint64_t ino, const struct rf_setattr *sa)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 	struct stat st;
 
 	memset(&st, 0, sizeof(st));
@@ -416,7 +556,7 @@ static void open_or_not(struct rf_req *r,
 			void (*op)(fuse_req_t, fuse_ino_t, struct fuse_file_info *), uint64_t ino,
 			int flags)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 	struct fuse_req *req;
 
 	if (!op) {
@@ -435,7 +575,7 @@ static void a_open(struct rf_req *r, uint64_t ino, int flags)
 
 static void a_read(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, size_t size)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(read, LL_DATA, ino, size, off, file(&fi, fh, 0));
 }
@@ -443,17 +583,17 @@ static void a_read(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, size_
 static void a_write(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, const void *data,
 		    size_t size)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 	struct fuse_session *se = session(r);
 
 	if (se->op.write_buf) {
-		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+		struct ll_bufvec1 bv = { .v = FUSE_BUFVEC_INIT(size) };
 		struct fuse_req *req = req_new(se, r, LL_WRITE);
 
 		if (!req)
 			return;
-		bv.buf[0].mem = (void *)(uintptr_t)data;
-		se->op.write_buf(req, ino, &bv, off, file(&fi, fh, 0));
+		bv.v.buf[0].mem = (void *)(uintptr_t)data;
+		se->op.write_buf(req, ino, &bv.v, off, file(&fi, fh, 0));
 		return;
 	}
 	CALL(write, LL_WRITE, ino, data, size, off, file(&fi, fh, 0));
@@ -461,14 +601,14 @@ static void a_write(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, cons
 
 static void a_flush(struct rf_req *r, uint64_t ino, uint64_t fh)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(flush, LL_ERR, ino, file(&fi, fh, 0));
 }
 
 static void a_release(struct rf_req *r, uint64_t ino, uint64_t fh, int flags)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	if (!OP(release))
 		rf_reply_ok(r);
@@ -478,7 +618,7 @@ static void a_release(struct rf_req *r, uint64_t ino, uint64_t fh, int flags)
 
 static void a_fsync(struct rf_req *r, uint64_t ino, uint64_t fh, int datasync)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(fsync, LL_ERR, ino, datasync, file(&fi, fh, 0));
 }
@@ -490,21 +630,21 @@ static void a_opendir(struct rf_req *r, uint64_t ino, int flags)
 
 static void a_readdir(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, size_t size)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(readdir, LL_DIR, ino, size, off, file(&fi, fh, 0));
 }
 
 static void a_readdirplus(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, size_t size)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(readdirplus, LL_DIRPLUS, ino, size, off, file(&fi, fh, 0));
 }
 
 static void a_releasedir(struct rf_req *r, uint64_t ino, uint64_t fh)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	if (!OP(releasedir))
 		rf_reply_ok(r);
@@ -514,7 +654,7 @@ static void a_releasedir(struct rf_req *r, uint64_t ino, uint64_t fh)
 
 static void a_fsyncdir(struct rf_req *r, uint64_t ino, uint64_t fh, int datasync)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(fsyncdir, LL_ERR, ino, datasync, file(&fi, fh, 0));
 }
@@ -557,21 +697,21 @@ static void a_access(struct rf_req *r, uint64_t ino, int mask)
 
 static void a_create(struct rf_req *r, uint64_t parent, const char *name, mode_t mode, int flags)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(create, LL_CREATE, parent, name, mode, file(&fi, 0, flags));
 }
 
 static void a_fallocate(struct rf_req *r, uint64_t ino, uint64_t fh, int mode, off_t off, off_t len)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(fallocate, LL_ERR, ino, mode, off, len, file(&fi, fh, 0));
 }
 
 static void a_lseek(struct rf_req *r, uint64_t ino, uint64_t fh, off_t off, int whence)
 {
-	struct fuse_file_info fi;
+	struct ll_fi fi;
 
 	CALL(lseek, LL_LSEEK, ino, off, whence, file(&fi, fh, 0));
 }

@@ -81,6 +81,15 @@ EXPORT void fuse_remove_signal_handlers(struct fuse_session *se)
 	one(SIGPIPE, ignore, 1);
 }
 
+/* A backtrace on a fatal signal (libfuse 3.17): the keeper reports a
+ * program's death and its signal itself, and a handler could only stand
+ * between the signal and that report. Nothing is installed. */
+EXPORT int fuse_set_fail_signal_handlers(struct fuse_session *se)
+{
+	(void)se;
+	return 0;
+}
+
 /* ---- the process ---- */
 
 /* No fork: the keeper knows its plugin host by its PID, and a daemon's

@@ -71,6 +71,27 @@ static void entry(struct rf_entry *o, const struct fuse_entry_param *e)
 	o->entry_timeout = e->entry_timeout;
 }
 
+/* An open or create reply's passthrough file (fi->backing_id of
+ * fuse_passthrough_open): ringfence's to read and write from now on. An
+ * id the library never gave fails the open, as the kernel fails it. */
+static bool backing(fuse_req_t req, const struct fuse_file_info *fi)
+{
+	int32_t id = ll_fi_backing_id(fi);
+	int fd;
+
+	if (!id)
+		return true;
+	fd = rf_ll_backing_fd(id);
+	if (fd < 0) {
+		fuse_log(FUSE_LOG_ERR,
+			 "fuse: an open reply names backing id %d, which is not open\n", (int)id);
+		rf_reply_err(req->r, EIO);
+		return false;
+	}
+	rf_req_backing(req->r, fd);
+	return true;
+}
+
 static uint32_t open_flags(const struct fuse_file_info *fi)
 {
 	return (fi->direct_io ? RF_OPEN_DIRECT_IO : 0) | (fi->keep_cache ? RF_OPEN_KEEP_CACHE : 0) |
@@ -96,6 +117,8 @@ EXPORT int fuse_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
 	if (req->kind != LL_CREATE)
 		return wrong(req, "a create");
 	entry(&o, e);
+	if (!backing(req, fi))
+		return done(req);
 	rf_reply_create(req->r, &o, fi->fh, open_flags(fi));
 	return done(req);
 }
@@ -120,6 +143,8 @@ EXPORT int fuse_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
 {
 	if (req->kind != LL_OPEN)
 		return wrong(req, "an open");
+	if (!backing(req, fi))
+		return done(req);
 	rf_reply_open(req->r, fi->fh, open_flags(fi));
 	return done(req);
 }
@@ -325,14 +350,14 @@ EXPORT int fuse_reply_iov(fuse_req_t req, const struct iovec *iov, int count)
 EXPORT int fuse_reply_data(fuse_req_t req, struct fuse_bufvec *bufv, enum fuse_buf_copy_flags flags)
 {
 	size_t size = fuse_buf_size(bufv);
-	struct fuse_bufvec mem = FUSE_BUFVEC_INIT(size);
+	struct ll_bufvec1 mem = { .v = FUSE_BUFVEC_INIT(size) };
 	ssize_t n;
 	int r;
 
 	(void)flags;
 	/* a READ of one file at an offset: ringfence reads it itself */
 	if (req->kind == LL_DATA && bufv->count - bufv->idx == 1) {
-		const struct fuse_buf *b = &bufv->buf[bufv->idx];
+		const struct fuse_buf *b = ll_buf(bufv, bufv->idx);
 
 		if ((b->flags & FUSE_BUF_IS_FD) && (b->flags & FUSE_BUF_FD_SEEK)) {
 			rf_reply_data_fd(req->r, b->fd, b->pos + (off_t)bufv->off,
@@ -340,15 +365,15 @@ EXPORT int fuse_reply_data(fuse_req_t req, struct fuse_bufvec *bufv, enum fuse_b
 			return done(req);
 		}
 	}
-	mem.buf[0].mem = malloc(size ? size : 1);
-	if (!mem.buf[0].mem)
+	mem.v.buf[0].mem = malloc(size ? size : 1);
+	if (!mem.v.buf[0].mem)
 		return fuse_reply_err(req, ENOMEM);
-	n = fuse_buf_copy(&mem, bufv, 0);
+	n = fuse_buf_copy(&mem.v, bufv, 0);
 	if (n < 0) {
-		free(mem.buf[0].mem);
+		free(mem.v.buf[0].mem);
 		return fuse_reply_err(req, (int)-n);
 	}
-	r = fuse_reply_buf(req, mem.buf[0].mem, (size_t)n);
-	free(mem.buf[0].mem);
+	r = fuse_reply_buf(req, mem.v.buf[0].mem, (size_t)n);
+	free(mem.v.buf[0].mem);
 	return r;
 }

@@ -53,7 +53,8 @@ files "$D/ringfence_${V}_amd64.deb" >"$T/got"
 {
 	printf '%s\n' etc/ringfence/seccomp.policy etc/ringfence/worker.policy etc/ringfence/program.policy \
 		lib/systemd/system/ringfenced.service \
-		usr/lib/$MA/ringfence/libfuse/libfuse3.so.3 usr/lib/$MA/ringfence/libfuse/libringfence-plugin.so.1 \
+		usr/lib/$MA/ringfence/libfuse/libfuse3.so.3 usr/lib/$MA/ringfence/libfuse/libfuse3.so.4 \
+		usr/lib/$MA/ringfence/libfuse/libringfence-plugin.so.1 \
 		usr/lib/$MA/ringfence/plugins/hello.so usr/lib/$MA/ringfence/plugins/memfs.so \
 		usr/lib/$MA/ringfence/plugins/passthrough.so usr/libexec/ringfence/ringfence-worker \
 		usr/sbin/ringfence-fsck usr/sbin/ringfence-plugin-check usr/sbin/ringfencectl usr/sbin/ringfenced \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/check-libfuse-abi.sh LIB [SYSTEM_LIB]: ringfence's libfuse3.so.3
-# exports each of its functions under the name and symbol version Debian's
-# libfuse3.so.3 (SYSTEM_LIB, default the installed one) has for it, the
+# (or .so.4) exports each of its functions under the name and symbol
+# version Debian's library of its soname (SYSTEM_LIB, default the
+# installed libfuse3.so.3) has for it, the
 # default version where Debian's is the default (but for its plugin host's
 # rf_* hook, under a RINGFENCE_LIBFUSE_ version), and defines every version
 # node Debian's does (a program names the versions it needs, and the loader
@@ -15,8 +16,9 @@ sys=${2:-$(ls /usr/lib/*/libfuse3.so.3 2>/dev/null | head -1)}
 # and the version nodes
 funcs() { objdump -T "$1" | awk '$4 == ".text" && $NF != "" { print $NF, $(NF-1) }' | sort; }
 nodes() { objdump -T "$1" | awk '$4 == "*ABS*" { print $NF }' | sort; }
-soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = libfuse3.so.3 ] || { echo "check-libfuse-abi: $lib's soname is '$soname'" >&2; exit 1; }
+soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }
+[ "$(soname "$lib")" = "$(soname "$sys")" ] ||
+	{ echo "check-libfuse-abi: $lib's soname is '$(soname "$lib")', $sys's '$(soname "$sys")'" >&2; exit 1; }
 ours=$(funcs "$lib")
 theirs=$(funcs "$sys")
 [ -n "$ours" ] || { echo "check-libfuse-abi: $lib exports no function" >&2; exit 1; }

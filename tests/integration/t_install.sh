@@ -17,7 +17,8 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 	{
 		printf '%s\n' include/ringfence/plugin.h lib/pkgconfig/ringfence-plugin.pc \
 			lib/ringfence/libringfence-plugin.so lib/ringfence/plugins/hello.so lib/ringfence/plugins/memfs.so \
-			lib/ringfence/libfuse/libfuse3.so.3 lib/ringfence/libfuse/libringfence-plugin.so.1 \
+			lib/ringfence/libfuse/libfuse3.so.3 lib/ringfence/libfuse/libfuse3.so.4 \
+			lib/ringfence/libfuse/libringfence-plugin.so.1 \
 			lib/ringfence/plugins/passthrough.so lib/systemd/system/ringfenced.service \
 			libexec/ringfence/ringfence-worker sbin/ringfence-fsck sbin/ringfence-plugin-check sbin/ringfencectl \
 			sbin/ringfenced share/doc/ringfence/examples/ringfence.policy \

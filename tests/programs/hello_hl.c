@@ -9,7 +9,9 @@
  * The root holds "hello" ("hello from the high-level API" and a newline,
  * mode 0444), "notes", a file clients may write (created empty, kept in
  * memory, at most 64 KiB), and "dir", a directory holding "inner" (its
- * own name and a newline).
+ * own name and a newline). Its init says what its configuration's debug
+ * field holds (1 with -d), which libfuse 3.17 moved within struct
+ * fuse_config: a library of the other layout shows it as 0.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -143,7 +145,15 @@ static int hl_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	return 0;
 }
 
+static void *hl_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	fprintf(stderr, "hello_hl: configuration: debug=%d\n", (int)cfg->debug);
+	return fuse_get_context()->private_data;
+}
+
 static const struct fuse_operations ops = {
+	.init = hl_init,
 	.getattr = hl_getattr,
 	.readdir = hl_readdir,
 	.open = hl_open,

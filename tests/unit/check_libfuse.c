@@ -6,7 +6,8 @@
  * (its run path), which the first test makes sure of; check_libfuse_debian
  * (RF_AGAINST_DEBIAN) runs the same tests against Debian's libfuse3-3,
  * but for what ringfence's does differently on purpose, so that the
- * expectations are libfuse's own.
+ * expectations are libfuse's own; check_libfuse4 (RF_LIBFUSE_ABI4) runs
+ * them against ringfence's libfuse3.so.4, with what libfuse 3.17 adds.
  */
 #include "check_main.h"
 #include <dlfcn.h>
@@ -26,6 +27,13 @@
 
 int fuse_parse_cmdline_30(struct fuse_args *args, struct fuse_cmdline_opts *opts);
 
+#ifdef RF_LIBFUSE_ABI4
+/* what libfuse 3.17's headers make of these calls */
+static struct libfuse_version v318 = { 3, 18, 0, 0 };
+#define fuse_session_new(a, o, s, d) fuse_session_new_versioned(a, o, s, &v318, d)
+#define fuse_new(a, o, s, d) _fuse_new_31(a, o, s, &v318, d)
+#endif
+
 START_TEST(test_the_library_is_the_one_meant)
 {
 	Dl_info info;
@@ -33,6 +41,8 @@ START_TEST(test_the_library_is_the_one_meant)
 	ck_assert(dladdr((void *)fuse_opt_parse, &info));
 #ifdef RF_AGAINST_DEBIAN
 	ck_assert_ptr_null(strstr(info.dli_fname, "/libfuse/libfuse3.so.3"));
+#elif defined(RF_LIBFUSE_ABI4)
+	ck_assert_ptr_nonnull(strstr(info.dli_fname, "/libfuse/libfuse3.so.4"));
 #else
 	ck_assert_ptr_nonnull(strstr(info.dli_fname, "/libfuse/libfuse3.so.3"));
 #endif
@@ -635,6 +645,7 @@ static struct {
 	off_t offs[4];
 	mode_t modes[4];
 	char log[256];
+	int backing; /* rf_req_backing's, or 0 */
 } got;
 
 static void record(const char *what)
@@ -707,6 +718,12 @@ void rf_reply_attr(struct rf_req *req, const struct stat *st, double timeout)
 	record("attr");
 	got.st = *st;
 	got.timeout = timeout;
+}
+
+void rf_req_backing(struct rf_req *req, int fd)
+{
+	(void)req;
+	got.backing = fd;
 }
 
 void rf_reply_open(struct rf_req *req, uint64_t fh, uint32_t open_flags)
@@ -808,10 +825,24 @@ static int program_data = 7;
 static unsigned int init_max_write;
 static uint64_t forgotten;
 
+#ifdef RF_LIBFUSE_ABI4
+static int init_passthrough; /* what fuse_set_feature_flag() said */
+#endif
+
 static void p_init(void *userdata, struct fuse_conn_info *conn)
 {
 	ck_assert_ptr_eq(userdata, &program_data);
 	init_max_write = conn->max_write;
+#ifdef RF_LIBFUSE_ABI4
+	/* libfuse 3.17's flags: ringfence offers passthrough, nothing else */
+	ck_assert(!fuse_set_feature_flag(conn, FUSE_CAP_WRITEBACK_CACHE));
+	ck_assert(!fuse_get_feature_flag(conn, FUSE_CAP_WRITEBACK_CACHE));
+	init_passthrough = fuse_set_feature_flag(conn, LL_CAP_PASSTHROUGH);
+	ck_assert(fuse_get_feature_flag(conn, LL_CAP_PASSTHROUGH));
+	fuse_unset_feature_flag(conn, LL_CAP_PASSTHROUGH);
+	ck_assert(!fuse_get_feature_flag(conn, LL_CAP_PASSTHROUGH));
+	ck_assert(fuse_set_feature_flag(conn, LL_CAP_PASSTHROUGH));
+#endif
 }
 
 static void p_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -845,16 +876,29 @@ static void p_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
+static int data_fd = -1;
+
 static void p_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+#ifdef RF_LIBFUSE_ABI4
+	/* a passthrough file (libfuse 3.17): its id in fi->backing_id, at
+	 * its offset in a libfuse 3.17 program's struct fuse_file_info */
+	if (ino >= 90) {
+		int32_t id = ino == 90 ? fuse_passthrough_open(req, data_fd) : 12345;
+
+		ck_assert_int_gt(id, 0);
+		memcpy((char *)fi + LL_FI_BACKING_ID, &id, sizeof(id));
+		fi->fh = (uint64_t)id;
+		fuse_reply_open(req, fi);
+		return;
+	}
+#endif
 	ck_assert_int_eq(fi->flags, O_RDWR);
 	fi->fh = ino * 2;
 	fi->direct_io = 1;
 	fi->noflush = 1;
 	fuse_reply_open(req, fi);
 }
-
-static int data_fd = -1;
 
 static void p_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
@@ -1036,6 +1080,70 @@ START_TEST(test_bridge_forget_open_read_write)
 	data_fd = -1;
 }
 END_TEST
+
+#ifdef RF_LIBFUSE_ABI4
+/* fuse_passthrough_open(): ringfence moves the file's data (the file is
+ * handed on with the open reply); the id is the library's copy until
+ * fuse_passthrough_close() */
+START_TEST(test_bridge_passthrough)
+{
+	char path[] = "/tmp/check_libfuse.XXXXXX";
+	struct stat a, b;
+
+	ck_assert(init_passthrough);
+	data_fd = mkstemp(path);
+	ck_assert_int_ge(data_fd, 0);
+	unlink(path);
+	plug->open(&rq, 90, O_RDWR);
+	ck_assert_str_eq(got.what, "open");
+	ck_assert_int_gt(got.backing, 0);
+	ck_assert_int_ne(got.backing, data_fd); /* the library's own copy */
+	ck_assert_int_eq(fstat(got.backing, &a), 0);
+	ck_assert_int_eq(fstat(data_fd, &b), 0);
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	close(data_fd);
+	data_fd = -1;
+	ck_assert_int_eq(fcntl(got.backing, F_GETFD), FD_CLOEXEC); /* still open */
+	ck_assert_int_eq(fuse_passthrough_close(NULL, (int)got.fh), 0);
+	ck_assert_int_eq(fcntl(got.backing, F_GETFD), -1);
+	ck_assert_int_eq(fuse_passthrough_close(NULL, (int)got.fh), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* an id the library never gave: the open fails */
+	memset(&got, 0, sizeof(got));
+	plug->open(&rq, 91, O_RDWR);
+	ck_assert_str_eq(got.what, "err");
+	ck_assert_int_eq(got.err, EIO);
+	ck_assert_int_eq(got.backing, 0);
+}
+END_TEST
+
+/* a vector of two buffers as a libfuse 3.17 program lays it out: each
+ * struct fuse_buf 48 bytes (mem_size at its end) */
+START_TEST(test_buf_stride)
+{
+	struct {
+		struct fuse_bufvec v;
+		size_t mem_size0;
+		struct fuse_buf b1;
+		size_t mem_size1;
+	} src = { .v = FUSE_BUFVEC_INIT(3) };
+	char out[8] = { 0 };
+	struct ll_bufvec1 dst = { .v = FUSE_BUFVEC_INIT(sizeof(out)) };
+
+	static_assert(offsetof(__typeof__(src), b1) == offsetof(struct fuse_bufvec, buf) + 48,
+		      "not libfuse 3.17's stride");
+	src.v.count = 2;
+	src.v.buf[0].mem = "abc";
+	src.b1.size = 4;
+	src.b1.mem = "defg";
+	src.b1.fd = -1;
+	ck_assert_uint_eq(fuse_buf_size(&src.v), 7);
+	dst.v.buf[0].mem = out;
+	ck_assert_int_eq(fuse_buf_copy(&dst.v, &src.v, 0), 7);
+	ck_assert_str_eq(out, "abcdefg");
+}
+END_TEST
+#endif
 
 /* no notification reaches the kernel but through the keeper: ENOSYS, the
  * function named in the log once */
@@ -1530,6 +1638,10 @@ static Suite *opt_suite(void)
 	tcase_add_test(tc, test_bridge_notify_unsupported);
 	tcase_add_test(tc, test_bridge_listings);
 	tcase_add_test(tc, test_buf_copy);
+#ifdef RF_LIBFUSE_ABI4
+	tcase_add_test(tc, test_bridge_passthrough);
+	tcase_add_test(tc, test_buf_stride);
+#endif
 	suite_add_tcase(s, tc);
 	tc = tcase_create("the high-level API");
 	tcase_add_checked_fixture(tc, hl_setup, hl_teardown);
