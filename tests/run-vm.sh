@@ -43,10 +43,17 @@ KDIR=$("$ROOT/tools/kernel73.sh") || {
 REL=$(cat "$KDIR/release")
 VER=$(cat "$KDIR/version")
 
+# libfuse 3.17's programs for t_program, fetched here: the guest has no
+# network
+RF_LIBFUSE4_DIR=$("$ROOT/tools/libfuse4.sh") || {
+	echo "check-vm: no libfuse 3.17 programs for t_program (tools/libfuse4.sh said why)" >&2
+	exit 1
+}
+
 # What vm-guest.sh reads, passed on the guest's command line.
 env_args=""
 for v in VM_TESTS VM_TRANSPORTS VM_TEST_TIMEOUT RF_TIME_SCALE RINGFENCE_REQUIRE_ALL CK_DEFAULT_TIMEOUT \
-	RF_POLICY_EXTRA; do
+	RF_POLICY_EXTRA RF_LIBFUSE4_DIR; do
 	[ -n "${!v:-}" ] && env_args="$env_args $v=$(printf %q "${!v}")"
 done
 if [ -n "${VM_COMMAND:-}" ]; then

@@ -10,7 +10,12 @@
 # counts what it drops (the broker drops none of its lines); hello_hl, written against the high-level API alone
 # (fuse_main), serves and keeps what it is given; Debian's squashfuse_ll
 # serves an image made here the
-# same as the tree it was made from. Each process holds no /dev/fuse,
+# same as the tree it was made from. Programs built against libfuse 3.17
+# on (Debian unstable's libfuse3-dev, linked with its libfuse3.so.4, from
+# tools/libfuse4.sh) run with ringfence's libfuse3.so.4: hello_ll and
+# hello_hl built so, whose configuration is read at libfuse 3.17's
+# offsets, and libfuse 3.18's own passthrough_hp, whose files' data
+# ringfence moves itself (fuse_passthrough_open). Each process holds no /dev/fuse,
 # runs as the tenant's uid under the deny list and the tenant's seccomp
 # policy, and a SIGKILL of it leaves the mount up: the next one serves.
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +23,13 @@ rf_setup
 P=$BUILD/tests/programs/hello_ll M=$T/hello.mnt
 command -v mksquashfs >/dev/null && [ -x /usr/bin/squashfuse_ll ] ||
 	rf_fail "squashfs-tools and squashfuse are not installed (make deps)"
+# libfuse 3.17's headers and library, and passthrough_hp built with them
+L4=${RF_LIBFUSE4_DIR:-$("$ROOT/tools/libfuse4.sh")} || rf_fail "no libfuse 3.17 (tools/libfuse4.sh said why)"
+for p in hello_ll hello_hl; do
+	gcc -O2 -std=gnu11 -D_GNU_SOURCE -I"$L4/root/usr/include/fuse3" -o "$T/${p}4" "$ROOT/tests/programs/$p.c" \
+		-L"$L4/root/usr/lib/$(gcc -dumpmachine)" -l:libfuse3.so.4 -Wl,--allow-shlib-undefined ||
+		rf_fail "$p does not build against libfuse 3.17's headers"
+done
 
 # the image's tree: files of several sizes and modes, symbolic links, an
 # empty file, a directory of 3000 entries
@@ -42,7 +54,14 @@ rf_policy hello - "" "program = $P" "program_args = -o greeting=hi -o files=3000
 rf_policy bad - "" "program = $P" "program_args = -o bogus" "crash_limit = 1"
 rf_policy sq - "$T/images" "program = /usr/bin/squashfuse_ll" "read_only = yes" \
 	"program_args = /source/tree.sqfs {mountpoint}"
-rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl"
+rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl" "program_args = -d"
+# the same two built against libfuse 3.17, and its passthrough_hp (the
+# three calls beyond program.policy it makes at start)
+rf_policy h4 - "" "program = $T/hello_ll4" "program_args = -o greeting=four -o files=3000"
+rf_policy hl4 - "" "program = $T/hello_hl4" "program_args = -d"
+printf '@include %s/program.policy\nreadlink: 1\nprlimit64: arg0 == 0\numask: 1\n' "$ROOT" >"$T/hp.policy"
+rf_policy p4 - "$T/p4src" "program = $L4/bin/passthrough_hp" "seccomp_policy = $T/hp.policy" \
+	"program_args = /source {mountpoint} --foreground --debug"
 # one whose every read of hello writes 20000 lines to its standard error
 rf_policy chat - "" "program = $P" "program_args = -o chatter=20000"
 # and one whose policy refuses a call it makes (fuse_daemonize's chdir)
@@ -51,7 +70,7 @@ rf_policy trap - "" "program = $P" "seccomp_policy = $T/nochdir.policy" "crash_l
 # and one that calls a function ringfence's libfuse3.so.3 does not have
 NF=$BUILD/tests/programs/needs_fd
 rf_policy nf - "" "program = $NF" "crash_limit = 1"
-rf_start hello sq hl chat
+rf_start hello sq hl chat h4 hl4 p4
 [ "$(rf_field hello program)" = "$P" ] || rf_fail "status names program '$(rf_field hello program)'"
 [ "$(cat "$M/hello")" = hi ] || rf_fail "hello holds '$(cat "$M/hello")'"
 [ "$(stat -c %F:%a "$M/hello")" = "regular file:444" ] || rf_fail "hello is $(stat -c %F:%a "$M/hello")"
@@ -118,6 +137,31 @@ echo "a note" >"$H/notes" && echo more >>"$H/notes" || rf_fail "hl's notes canno
 [ "$(cat "$H/notes")" = "a note
 more" ] || rf_fail "hl's notes hold '$(cat "$H/notes")'"
 [ "$(stat -c %s "$H/notes")" = 12 ] || rf_fail "hl's notes are $(stat -c %s "$H/notes") bytes"
+
+rf_log "programs of libfuse 3.17: ringfence's libfuse3.so.4"
+M4=$T/h4.mnt
+[ "$(cat "$M4/hello")" = four ] || rf_fail "h4's hello holds '$(cat "$M4/hello")'"
+[ "$(ls "$M4/dir" | wc -l)" = 3000 ] || rf_fail "h4's dir lists $(ls "$M4/dir" | wc -l) entries"
+[ "$(cat "$M4/dir/f2999")" = f2999 ] || rf_fail "h4's dir/f2999 holds '$(cat "$M4/dir/f2999")'"
+grep -q ' /ringfence/libfuse3.so.4$' "/proc/$(rf_host "$(rf_worker h4)")/maps" ||
+	rf_fail "hello_ll4 did not load ringfence's libfuse3.so.4"
+[ "$(cat "$T/hl4.mnt/hello")" = "hello from the high-level API" ] || rf_fail "hl4's hello holds '$(cat "$T/hl4.mnt/hello")'"
+# the configuration's debug field, where each library's programs have it
+rf_wait_log "hl: worker: program: hello_hl: configuration: debug=1" "hello_hl did not see -d in its configuration"
+rf_wait_log "hl4: worker: program: hello_hl: configuration: debug=1" "hello_hl4 did not see -d in its configuration"
+P4=$T/p4.mnt
+head -c 3000000 /dev/urandom >"$T/random"
+cp "$T/random" "$P4/random" && cmp -s "$T/random" "$P4/random" || rf_fail "p4 does not keep what it is given"
+cmp -s "$T/random" "$T/p4src/random" || rf_fail "p4's source file differs from what was written"
+echo note >"$P4/note" && mkdir "$P4/d" && mv "$P4/note" "$P4/d/note" || rf_fail "p4 cannot create, mkdir and rename"
+[ "$(cat "$P4/d/note")" = note ] || rf_fail "p4's d/note holds '$(cat "$P4/d/note")'"
+# its reads and writes never reached it: ringfence moved the data of the
+# files it opened with fuse_passthrough_open (its read would answer EIO)
+rf_wait_log "p4: worker: program: DEBUG: setup shared backing file " "passthrough_hp set up no passthrough file"
+grep -q "p4: worker: program: .*fuse_passthrough_open failed" "$T/broker.log" &&
+	rf_fail "fuse_passthrough_open failed for passthrough_hp"
+grep -q "p4: worker: program: ERROR: fuse_passthrough read failed" "$T/broker.log" &&
+	rf_fail "a read of a passthrough file reached passthrough_hp"
 
 rf_log "squashfuse_ll /source/tree.sqfs serves the tree it was made of"
 S=$T/sq.mnt
