@@ -32,7 +32,13 @@
 # beside hp12-classic (that same binary on the host's libfuse, /dev/fuse:
 # same code, two hosts); all three run it with --nocache (no writeback
 # cache, which ringfence does not negotiate), and it mounts with
-# default_permissions itself. Every
+# default_permissions itself. And for a program of libfuse 3.17 on,
+# prog4-uring and prog4-classic (tenants whose program is libfuse 3.18's
+# passthrough_hp as Debian unstable would build it, tools/libfuse4.sh,
+# through ringfence's libfuse3.so.4, which moves the data of the files it
+# opens with fuse_passthrough_open itself) beside hp4-uring and hp4-classic
+# (that same binary on libfuse 3.18's own libfuse3.so.4 of the peer's
+# build, with --nopassthrough as every peer); all four with --nocache. Every
 # peer runs with --nopassthrough (kernel passthrough needs CAP_SYS_ADMIN in
 # the server, which an untrusted one never has) and default_permissions,
 # as every ringfence mount has.
@@ -112,7 +118,7 @@ say() { printf 'bench [%4ds] %s\n' $(($(date +%s) - START)) "$*"; }
 # ---- the peer ----
 has() { [[ " $TARGETS " == *" $1 "* ]]; }
 PEER_DIR=""
-if [[ " $TARGETS " == *" hp-"* ]] || [[ " $TARGETS " == *" hpm-"* ]]; then
+if [[ " $TARGETS " == *" hp-"* ]] || [[ " $TARGETS " == *" hpm-"* ]] || [[ " $TARGETS " == *" hp4-"* ]]; then
 	PEER_DIR=$("$ROOT/tools/libfuse-peer.sh")
 	PEER_VER=$(cat "$PEER_DIR/version")
 fi
@@ -120,6 +126,11 @@ PROG_DIR=""
 if [[ " $TARGETS " == *" prog-"* ]] || has hp12-classic; then
 	PROG_DIR=$("$ROOT/tools/libfuse-program.sh")
 	PROG_VER=$(cat "$PROG_DIR/version")
+fi
+L4_DIR=""
+if [[ " $TARGETS " == *" prog4-"* ]] || [[ " $TARGETS " == *" hp4-"* ]]; then
+	L4_DIR=$("$ROOT/tools/libfuse4.sh")
+	L4_VER=$(cat "$L4_DIR/version")
 fi
 # the program's arguments on either host, after its source and mount point
 PROG_ARGS="--foreground --nocache"
@@ -189,14 +200,17 @@ if has host-restart; then
 fi
 # a libfuse program as a tenant: passthrough_hp over its source, under the
 # seccomp policy it was learnt to need (bench/passthrough_hp.policy)
-progtenant() { # NAME TRANSPORT
-	printf '[mount %s]\nmountpoint = %s/%s.mnt\nprogram = %s/bin/passthrough_hp\n' "$1" "$T" "$1" "$PROG_DIR"
+progtenant() { # NAME TRANSPORT [DIR]
+	printf '[mount %s]\nmountpoint = %s/%s.mnt\nprogram = %s/bin/passthrough_hp\n' "$1" "$T" "$1" "${3:-$PROG_DIR}"
 	printf 'program_args = /source {mountpoint} %s\nsource = %s/tmpfs/%s\ndisk_shared = yes\n' \
 		"$PROG_ARGS" "$T" "$1"
 	printf 'transport = %s\nseccomp_policy = %s/bench/passthrough_hp.policy\n' "$2" "$ROOT"
 }
 for t in prog-uring prog-classic; do
 	has "$t" && main+=("$(progtenant "$t" "${t#prog-}")")
+done
+for t in prog4-uring prog4-classic; do
+	has "$t" && main+=("$(progtenant "$t" "${t#prog4-}" "$L4_DIR")")
 done
 for q in $QDS; do
 	[ "$q" = 8 ] || main+=("$(tenant "qd$q" transport=uring queue_depth="$q")")
@@ -225,6 +239,10 @@ fi
 # the peers, each as root in the foreground; default_permissions as every
 # ringfence mount has it (the kernel checks permissions, which costs a
 # GETATTR of the parent per create and unlink)
+hp4_line() { # TARGET: what an hp4 peer runs
+	echo "passthrough_hp SOURCE MOUNTPOINT $PROG_ARGS --nopassthrough$([ "$1" = hp4-uring ] && echo " -o io_uring")" \
+		"(built against libfuse3-dev $L4_VER, on the peer build's libfuse3.so.4 $PEER_VER)"
+}
 peer_cmd() { # TARGET: the peer's command line, without source and mount point
 	local t=$1 bin=passthrough_hp extra=()
 	case $t in hpm-*) bin=passthrough_hp-matched extra=(--nocache) ;; esac
@@ -232,11 +250,15 @@ peer_cmd() { # TARGET: the peer's command line, without source and mount point
 	echo "$PEER_DIR/bin/$bin --foreground --nopassthrough ${extra[*]} -o default_permissions"
 }
 for t in $TARGETS; do
-	case $t in hp-* | hpm-* | hp12-classic) ;; *) continue ;; esac
+	case $t in hp-* | hpm-* | hp12-classic | hp4-*) ;; *) continue ;; esac
 	# shellcheck disable=SC2046
 	if [ "$t" = hp12-classic ]; then
 		# shellcheck disable=SC2086 # PROG_ARGS: its words
 		"$PROG_DIR/bin/passthrough_hp" "$T/tmpfs/$t" "$T/$t.mnt" $PROG_ARGS 2>"$T/$t.log" &
+	elif [[ $t == hp4-* ]]; then
+		# shellcheck disable=SC2086 # PROG_ARGS: its words
+		LD_LIBRARY_PATH=$PEER_DIR/lib "$L4_DIR/bin/passthrough_hp" "$T/tmpfs/$t" "$T/$t.mnt" $PROG_ARGS \
+			--nopassthrough $([ "$t" = hp4-uring ] && echo -o io_uring) 2>"$T/$t.log" &
 	else
 		$(peer_cmd "$t") "$T/tmpfs/$t" "$T/$t.mnt" 2>"$T/$t.log" &
 	fi
@@ -245,6 +267,8 @@ for t in $TARGETS; do
 	mountpoint -q "$T/$t.mnt" || { cat "$T/$t.log" >&2; exit 1; }
 	if [ "$t" = hp12-classic ]; then
 		say "$t: passthrough_hp SOURCE MOUNTPOINT $PROG_ARGS (fuse3 $PROG_VER, pid ${PEERS[$t]})"
+	elif [[ $t == hp4-* ]]; then
+		say "$t: $(hp4_line "$t") (pid ${PEERS[$t]})"
 	else
 		say "$t: $(peer_cmd "$t") (fuse3 $PEER_VER, pid ${PEERS[$t]})"
 	fi
@@ -260,7 +284,7 @@ dir_of() {
 server_pid() {
 	case $1 in
 	tmpfs) echo "" ;;
-	hp-* | hpm-* | hp12-classic) echo "${PEERS[$1]}" ;;
+	hp-* | hpm-* | hp12-classic | hp4-*) echo "${PEERS[$1]}" ;;
 	qd8) field "$T/main.sock" uring worker ;;
 	*)
 		# a broker of its own (UNSAFE), or a tenant of the main one
@@ -430,6 +454,12 @@ for t in $TARGETS; do
 		;;
 	prog-*)
 		PEER_LINES="$PEER_LINES$t=the same passthrough_hp as a ringfence tenant's program (program_args = /source {mountpoint} $PROG_ARGS), through ringfence's libfuse3.so.3"$'\n'
+		;;
+	hp4-*)
+		PEER_LINES="$PEER_LINES$t=$(hp4_line "$t")"$'\n'
+		;;
+	prog4-*)
+		PEER_LINES="$PEER_LINES$t=the same passthrough_hp as a ringfence tenant's program (program_args = /source {mountpoint} $PROG_ARGS, its passthrough on), through ringfence's libfuse3.so.4"$'\n'
 		;;
 	esac
 done

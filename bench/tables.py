@@ -21,6 +21,9 @@ PAIRS = [
     # a libfuse program on ringfence's libfuse and on the host's: same code, two hosts
     ("prog-uring", "hp12-classic", "prog-uring / hp12-classic"),
     ("prog-classic", "hp12-classic", "prog-classic / hp12-classic"),
+    # a program of libfuse 3.18 on ringfence's libfuse3.so.4 and on libfuse's
+    ("prog4-uring", "hp4-uring", "prog4-uring / hp4-uring"),
+    ("prog4-classic", "hp4-classic", "prog4-classic / hp4-classic"),
 ]
 TARGET = 1.2  # the target ratio, against the matched peer
 

@@ -9,6 +9,10 @@
 #   bin/passthrough_hp-matched   the same program with its kernel caches
 #                                set as ringfence's passthrough plugin sets
 #                                them (see below)
+#   lib/libfuse3.so.4            the library itself, shared, for a program
+#                                linked with libfuse3.so.4 to run on this
+#                                host (make bench's hp4 targets: Debian
+#                                unstable's needs a newer C library)
 #   version                      the source package's version
 #
 # The source comes through a sources list of our own (deb-src, unstable)
@@ -47,7 +51,7 @@ EOF
 . "$(dirname "$0")/debian-archive.sh"
 archive_cli libfuse-peer "$@"
 # ready DIR: a complete build, its matched copy made with this TTL
-ready() { [ -f "$1/ready" ] && [ "$(cat "$1/ttl")" = "$TTL" ]; }
+ready() { [ -f "$1/ready" ] && [ "$(cat "$1/ttl")" = "$TTL" ] && [ -e "$1/lib/libfuse3.so.4" ]; }
 
 archive_cached "$CACHE" fuse3
 for c in apt-get apt-cache dpkg-source meson ninja g++ pkg-config; do
@@ -65,6 +69,9 @@ archive_update "Debian unstable's sources"
 ver=$(archive_newest fuse3 src)
 [ -n "$ver" ] || die "no fuse3 source package in Debian unstable"
 dpkg --compare-versions "$ver" ge "$MIN" || die "Debian unstable has fuse3 $ver, older than $MIN"
+# the upstream version, which names the shared library's file
+ver_up=${ver#*:}
+ver_up=${ver_up%-*}
 
 DIR=$CACHE/fuse3-$ver
 if ready "$DIR"; then
@@ -76,18 +83,24 @@ else
 	[ -f "$DIR/src/example/passthrough_hp.cc" ] || die "dpkg-source could not unpack fuse3 $ver"
 	# the build with io-uring: meson turns it off silently without liburing
 	# or libnuma, so the check below asks its configuration
-	build() { # SRCDIR BUILDDIR
-		meson setup "$2" "$1" --buildtype=release -Ddefault_library=static -Dexamples=true -Dutils=false \
-			-Dtests=false -Denable-io-uring=true >"$2.log" 2>&1 ||
+	build() { # SRCDIR BUILDDIR [LIBRARY TARGET]
+		local kind=static
+		[ -z "${3:-}" ] || kind=shared
+		meson setup "$2" "$1" --buildtype=release -Ddefault_library=$kind \
+			-Dexamples=true -Dutils=false -Dtests=false -Denable-io-uring=true >"$2.log" 2>&1 ||
 			{ cat "$2.log" >&2; die "meson setup failed in $1"; }
 		grep -q '^#define HAVE_URING' "$2/fuse_config.h" ||
 			die "fuse3 configured without io-uring in $2 (see $2.log)"
-		ninja -C "$2" example/passthrough_hp >>"$2.log" 2>&1 ||
-			{ tail -30 "$2.log" >&2; die "building passthrough_hp failed (see $2.log)"; }
+		ninja -C "$2" "${3:-example/passthrough_hp}" >>"$2.log" 2>&1 ||
+			{ tail -30 "$2.log" >&2; die "building ${3:-passthrough_hp} failed (see $2.log)"; }
 	}
 	say "building passthrough_hp"
 	build "$DIR/src" "$DIR/build"
 	cp "$DIR/build/example/passthrough_hp" "$DIR/bin/passthrough_hp"
+	say "building libfuse3.so.4"
+	build "$DIR/src" "$DIR/build-shared" "lib/libfuse3.so.$ver_up"
+	mkdir -p "$DIR/lib"
+	cp "$DIR/build-shared/lib/libfuse3.so.$ver_up" "$DIR/lib/libfuse3.so.4"
 
 	# the matched copy: every time to live handed to the kernel becomes TTL
 	cp -a "$DIR/src" "$DIR/src-matched"
