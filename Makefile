@@ -233,7 +233,7 @@ UNIT_DEPS_check_dispatch := $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_rescue := $(call obj,$(wildcard worker/keeper/*.c)) $(BUILD)/obj/worker/host/host.o \
 	$(BUILD)/obj/worker/plugin/learn.o \
 	$(BUILD)/obj/worker/sandbox.o $(BUILD)/obj/worker/channel.o $(BUILD)/obj/worker/mbox.o \
-	$(BUILD)/obj/worker/title.o $(PLUGIN_OBJ) $(LIB)
+	$(BUILD)/obj/worker/title.o $(BUILD)/obj/worker/report.o $(PLUGIN_OBJ) $(LIB)
 UNIT_DEPS_check_channel := $(BUILD)/obj/worker/channel.o $(LIB)
 UNIT_DEPS_check_uexec := $(BUILD)/obj/worker/uexec.o $(LIB)
 # the program check_uexec starts in place, never instrumented (a second

@@ -707,12 +707,7 @@ host_main(int plugin_fd, struct rf_sc_policy *sc_policy, bool sandbox, bool agai
 	if (W.cfg.program)
 		start_program(plugin_fd, sc_policy, sandbox);
 	start_plugin(plugin_fd, sc_policy, sandbox);
-	err = rf_host_serve(&W);
-	if (err < 0)
-		rf_report_fail(-err, "start the plugin host's threads");
-	if (W.plugin->destroy)
-		W.plugin->destroy(W.userdata);
-	rf_restore_stop(&W);
+	rf_host_run(&W);
 	_exit(0);
 }
 

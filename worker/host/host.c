@@ -55,6 +55,8 @@
 
 #include "log.h"
 #include "host.h"
+#include "report.h"
+#include "plugin/restore.h"
 #include "ring_tag.h"
 #include "title.h"
 #include "uring_uapi.h"
@@ -586,7 +588,7 @@ static void *host_queue_main(void *arg)
 	return NULL;
 }
 
-int rf_host_serve(struct rf_worker *w)
+static int host_serve(struct rf_worker *w)
 {
 	uint32_t q;
 	int r;
@@ -603,4 +605,15 @@ int rf_host_serve(struct rf_worker *w)
 	for (q = 0; q < w->nqueues; q++)
 		pthread_join(w->queues[q].thread, NULL);
 	return 0;
+}
+
+void rf_host_run(struct rf_worker *w)
+{
+	int err = host_serve(w);
+
+	if (err < 0)
+		rf_report_fail(-err, "start the plugin host's threads");
+	if (w->plugin->destroy)
+		w->plugin->destroy(w->userdata);
+	rf_restore_stop(w);
 }

@@ -12,10 +12,11 @@ extern const struct rf_side rf_host_side;
 
 /* The host's part of the fork: the keeper's parts let go of, its rings
  * enabled, the pool's records mapped read-only (0, or -errno with what
- * in @why); @again for a host the keeper starts after a death. Then,
- * once the plugin is loaded, the host's queue threads serve (returns
- * when the keeper says STOP: 0, or -errno). */
+ * in @why); @again for a host the keeper starts after a death. */
 int rf_host_enter(struct rf_worker *w, bool again, char *why, size_t len);
-int rf_host_serve(struct rf_worker *w);
+/* The host's last act, the worker's or a program's runtime's: serve until
+ * the keeper says STOP (a queue thread each), then the plugin's destroy
+ * and its restore tables closed. */
+void rf_host_run(struct rf_worker *w);
 
 #endif /* RINGFENCE_HOST_H */

@@ -71,11 +71,6 @@ EXPORT int rf_host_program_serve(const struct rf_plugin *p)
 	err = rf_restore_start(host, why, sizeof(why));
 	if (err < 0)
 		rf_report_fail(-err, "%s", why);
-	err = rf_host_serve(host);
-	if (err < 0)
-		rf_report_fail(-err, "start the plugin host's threads");
-	if (plugin.destroy)
-		plugin.destroy(host->userdata);
-	rf_restore_stop(host);
+	rf_host_run(host);
 	return 0;
 }
