@@ -60,6 +60,12 @@ rf_policy hl - "" "program = $BUILD/tests/programs/hello_hl" "program_args = -d"
 rf_policy h4 - "" "program = $T/hello_ll4" "program_args = -o greeting=four -o files=3000"
 rf_policy hl4 - "" "program = $T/hello_hl4" "program_args = -d"
 printf '@include %s/program.policy\nreadlink: 1\nprlimit64: arg0 == 0\numask: 1\n' "$ROOT" >"$T/hp.policy"
+# its source on a file system of its own: passthrough_hp hides what is not
+# on its source's device, and on an overlay (the 7.3 guest's /tmp) a new
+# file's st_dev is the upper layer's
+mkdir -p "$T/p4src"
+mount -t tmpfs -o size=64M,mode=0755 rf-test-p4 "$T/p4src" || rf_fail "mount a tmpfs for p4"
+EXTRA_MOUNTS+=("$T/p4src")
 rf_policy p4 - "$T/p4src" "program = $L4/bin/passthrough_hp" "seccomp_policy = $T/hp.policy" \
 	"program_args = /source {mountpoint} --foreground --debug"
 # one whose every read of hello writes 20000 lines to its standard error

@@ -43,7 +43,8 @@ rf_log "fio verifying reads and two writers under $K SIGKILLs: no error, nothing
 # the successor), as a worker dying now and then meets them
 rf_policy_reset
 rm -rf "$T/src"
-rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1"
+rf_policy rs passthrough "$T/src" "restore_nodes = 1024" "crash_limit = 20" "crash_window = 1" \
+	"queue_depth = 8"
 rf_start rs
 # one read at a time: at most one in flight at each kill, which the dead
 # worker may have held (read again by its successor) or the kernel may have
@@ -55,9 +56,13 @@ for i in $(seq 1 $K); do
 done
 rf_fio_load_stop judge
 # fio's errors: those restore_load.py judge allows (a verify failure is
-# EILSEQ), at most one per kill: its one read in flight as the worker died
+# EILSEQ): per kill its one read in flight as the worker died, and the
+# reads it makes while the dead rings come down, each of which the kernel
+# ends at once with ECANCELED, at most one per entry of the dead ring (a
+# second one is seen under the 7.3 guest's emulation, where that takes
+# tens of milliseconds)
 case $FIO_FIRST in 0 | 5 | 103 | 125) ;; *) rf_fail "fio's first error is $FIO_FIRST" ;; esac
-[ "$FIO_ERRS" -le $K ] || rf_fail "fio: $FIO_ERRS errors for $K kills"
+[ "$FIO_ERRS" -le $((K * (1 + 8))) ] || rf_fail "fio: $FIO_ERRS errors for $K kills"
 [ "$(rf_field rs restore_failed)" = 0 ] || rf_fail "restore_failed=$(rf_field rs restore_failed)"
 rf_stop
 
