@@ -69,7 +69,7 @@
 extern "C" {
 #endif
 
-/* 2 added restore_node and reopen; the worker loads plugins of 1 and 2 */
+/* 2 added restore_node and reopen; the plugin host loads plugins of 1 and 2 */
 #define RF_PLUGIN_ABI_VERSION 2
 #define RF_ROOT_ID 1
 /* fh value passed when the kernel did not name an open file */
