@@ -17,6 +17,8 @@
 #                               $RINGFENCE_VM_MIRROR)
 #   archive_source DIR PKG VER  download source package PKG=VER into
 #                               DIR/dl and unpack it into DIR/src, or die
+#   archive_unpack DEBS ROOT PKG=VER...  download each binary package into
+#                               DEBS and unpack it into ROOT, or die
 #   archive_cached CACHE WHAT   with no --refresh and CACHE/current a
 #                               complete entry (the caller's ready DIR),
 #                               say so naming WHAT, print it and exit 0
@@ -107,6 +109,19 @@ archive_source() {
 	# apt-get checked every file against the signed Sources index; the .dsc
 	# signature of its maintainer needs debian-keyring, which we do not ask for
 	dpkg-source -q -x "${dsc[0]}" "$1/src" 2>&1 | grep -v -e "^gpgv:" -e "cannot verify inline signature" >&2 || true
+}
+
+archive_unpack() {
+	local debs=$1 root=$2 p n v f
+	shift 2
+	mkdir -p "$debs" "$root"
+	(cd "$debs" && apt-get "${AOPT[@]}" -qq download "$@" >&2) || die "cannot download $*"
+	for p in "$@"; do
+		n=${p%%=*} v=${p#*=}
+		f=("$debs/${n}_${v//:/%3a}_"*.deb)
+		[ -f "${f[0]}" ] || die "downloaded $n $v, but its .deb is not in $debs"
+		dpkg-deb -x "${f[0]}" "$root"
+	done
 }
 
 archive_cached() {

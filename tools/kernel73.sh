@@ -46,7 +46,6 @@ MIRROR=$(archive_mirror)
 APT=$CACHE/apt
 archive_setup "$APT" "deb [signed-by=$KEYRING] $MIRROR experimental main" \
 	"deb [signed-by=$KEYRING] $MIRROR unstable main"
-mkdir -p "$APT/debs"
 say "reading the experimental and unstable indexes from $MIRROR"
 archive_update "Debian experimental/unstable"
 
@@ -80,17 +79,8 @@ else
 	say "Linux $best_ver ($best), virtme-ng $vng_ver: downloading"
 	pkgs=("$best=$best_ver" "linux-modules-$ABI-amd64=$best_ver" "linux-base-$ABI-amd64=$best_ver"
 		"linux-libc-dev=$best_ver" "virtme-ng=$vng_ver")
-	(cd "$APT/debs" && apt-get "${AOPT[@]}" -qq download "${pkgs[@]}" >&2) ||
-		die "cannot download ${pkgs[*]}"
 	rm -rf "$DIR"
-	mkdir -p "$DIR/root"
-	for p in "${pkgs[@]}"; do
-		n=${p%%=*} v=${p#*=}
-		debs=("$APT/debs/${n}_${v//:/%3a}_"*.deb)
-		deb=${debs[0]}
-		[ -f "$deb" ] || die "downloaded $n $v, but its .deb is not in $APT/debs"
-		dpkg-deb -x "$deb" "$DIR/root"
-	done
+	archive_unpack "$APT/debs" "$DIR/root" "${pkgs[@]}"
 	MODS=$DIR/root/usr/lib/modules/$ABI-amd64
 	[ -f "$MODS/vmlinuz" ] || die "$best holds no usr/lib/modules/$ABI-amd64/vmlinuz"
 	say "decompressing $(find "$MODS" -name '*.ko.xz' | wc -l) modules"

@@ -53,7 +53,6 @@ MIRROR=$(archive_mirror)
 APT=$CACHE/apt
 archive_setup "$APT" "deb [signed-by=$KEYRING] $MIRROR unstable main" \
 	"deb-src [signed-by=$KEYRING] $MIRROR unstable main"
-mkdir -p "$APT/debs"
 say "reading the unstable indexes from $MIRROR"
 archive_update "Debian unstable's packages"
 ver=$(archive_newest libfuse3-4)
@@ -66,15 +65,9 @@ if ready "$DIR"; then
 	say "libfuse3-4 $ver is the newest and is here already"
 else
 	rm -rf "$DIR"
-	mkdir -p "$DIR/bin" "$DIR/root"
+	mkdir -p "$DIR/bin"
 	say "libfuse3-4 and libfuse3-dev $ver: downloading"
-	(cd "$APT/debs" && apt-get "${AOPT[@]}" -qq download "libfuse3-4=$ver" "libfuse3-dev=$ver" >&2) ||
-		die "cannot download libfuse3-4 and libfuse3-dev $ver"
-	for n in libfuse3-4 libfuse3-dev; do
-		debs=("$APT/debs/${n}_${ver//:/%3a}_"*.deb)
-		[ -f "${debs[0]}" ] || die "downloaded $n $ver, but its .deb is not in $APT/debs"
-		dpkg-deb -x "${debs[0]}" "$DIR/root"
-	done
+	archive_unpack "$APT/debs" "$DIR/root" "libfuse3-4=$ver" "libfuse3-dev=$ver"
 	LIB=$DIR/root/usr/lib/$TRIPLET
 	[ -e "$LIB/libfuse3.so.4" ] && [ -f "$DIR/root/usr/include/fuse3/fuse_lowlevel.h" ] ||
 		die "libfuse3-4 $ver holds no usr/lib/$TRIPLET/libfuse3.so.4, or libfuse3-dev no headers"
