@@ -43,9 +43,13 @@ struct rf_req {
 	uint32_t idx; /* entry index in its queue; depth for the reader */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
-	/* that commit's completion is to be dropped: an inherited entry took
-	 * the slot meanwhile (keeper/rescue.c) */
-	bool adopt_stale;
+	/* adoption waits until every inherited entry of the queue has shown
+	 * its slot (keeper/rescue.c); the header as the dead worker left it */
+	bool adopt_pending;
+	struct {
+		char oh[sizeof(struct fuse_out_header)];
+		struct fuse_uring_ent_in_out eio;
+	} adopt_saved;
 	bool rerun; /* running a dead predecessor's request again */
 	/* the adopted slot was in doubt: a request its commit ends counts
 	 * against the rescue's budget (keeper/rescue.c) */
@@ -55,7 +59,6 @@ struct rf_req {
 		  * RF_BUF_INDEX_ZC + idx of the ring, not in the pool */
 	bool noreply; /* keeper: a FORGET or INTERRUPT the host is told of */
 	bool host_park; /* keeper: waits for the next plugin host (host_restart) */
-	uint64_t mark; /* the header's commit id as we left it, while a candidate */
 	struct rf_slot_state *ss; /* this slot's record in the pool */
 	enum rf_req_state state;
 	char *hdr; /* slot header area */

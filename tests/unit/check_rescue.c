@@ -252,7 +252,7 @@ START_TEST(test_adopt_eio_is_recorded_answered_before_it_is_sent)
 	 * says so before the commit goes out, for the commit may fetch the
 	 * next request into the slot and a successor of ours must know */
 	slot(0, 40, FUSE_WRITE, RF_SLOT_FETCHED);
-	rf_adopt(&reqs[0], rf_queue_reap);
+	rf_adopt(&reqs[0]);
 	ck_assert_uint_eq(slots[0].state, RF_SLOT_ANSWERED);
 	ck_assert_int_eq(answer_in(0).error, -EIO);
 	ck_assert_uint_eq(answer_in(0).unique, 40);
@@ -274,7 +274,7 @@ START_TEST(test_adopt_sends_a_complete_answer_as_it_is)
 	memcpy(hdrs[1].in_out, &oh, sizeof(oh));
 	hdrs[1].ring_ent_in_out.payload_sz = 8;
 	reqs[1].payload_cap = 4096;
-	rf_adopt(&reqs[1], rf_queue_reap);
+	rf_adopt(&reqs[1]);
 	ck_assert_int_eq(answer_in(1).error, 0);
 	ck_assert_uint_eq(hdrs[1].ring_ent_in_out.payload_sz, 8);
 	ck_assert_uint_eq(queued(&op)->commit_id, 44);
@@ -309,14 +309,13 @@ START_TEST(test_rescue_doubts_every_slot_whose_entry_may_have_moved_on)
 	ck_assert_uint_eq(ctl->rescued, 0);
 	ck_assert_uint_eq(w.rescue[w.nrescue - 1], 42);
 	ck_assert(rf_seen(&w, 42));
-	/* what adoption reads is back; the unused slot keeps the marker */
+	/* with nothing inherited, what adoption reads is back; the unused
+	 * slot keeps the marker */
 	ck_assert_uint_eq(hdrs[1].ring_ent_in_out.commit_id, 52);
-	ck_assert_uint_eq(reqs[1].mark, 52);
 	ck_assert_uint_eq(hdrs[2].ring_ent_in_out.commit_id, 48);
 	memcpy(&marker, hdrs[3].in_out, sizeof(marker));
 	ck_assert_int_eq(marker.error, -EIO);
 	ck_assert_uint_eq(hdrs[3].ring_ent_in_out.commit_id, 0);
-	ck_assert_uint_eq(reqs[3].mark, 0);
 	/* one line per failed ask, and the summary */
 	ck_assert_uint_eq(nlines, w.nrescue + 1);
 	ck_assert_ptr_nonnull(
@@ -324,22 +323,14 @@ START_TEST(test_rescue_doubts_every_slot_whose_entry_may_have_moved_on)
 }
 END_TEST
 
-/* A slot that is both adopted (its record says the dead worker answered
- * 48) and a candidate for an inherited entry (one a probe hit, which
- * holds nothing yet): */
-static void adopted_candidate(uint32_t e)
-{
-	struct fuse_out_header oh = { .len = sizeof(oh), .error = 0, .unique = 48 };
-	static char payload[DEPTH][8192];
-
-	slot(e, 48, FUSE_WRITE, RF_SLOT_ANSWERED);
-	memcpy(hdrs[e].in_out, &oh, sizeof(oh));
-	reqs[e].candidate = true;
-	reqs[e].mark = 48;
-	reqs[e].payload = payload[e];
-	reqs[e].payload_cap = sizeof(payload[e]);
-	q.floating = 1;
-}
+/*
+ * A rescue that inherited an entry (as if a probe had hit: the commands of
+ * this ring miss, so floating is set beforehand): slot 0 holds 40 for
+ * certain; slot 1 is unused; slot 2's record says the dead worker answered
+ * 48, its answer in the header; slot 3 was answered too (56). The
+ * inherited entry is on slot 1, 2 or 3, and may fetch at any moment.
+ */
+static struct fuse_uring_req_header armed[DEPTH];
 
 /* the kernel: the inherited entry fetched request @id into slot @e (a
  * kick's STATFS, which the framework answers without a plugin) */
@@ -356,49 +347,121 @@ static void kernel_fetches(uint32_t e, uint64_t id)
 	hdrs[e].ring_ent_in_out.payload_sz = 0;
 }
 
-/* it fetches after the adoption's commit was queued: the slot serves what
- * it fetched, and the commit (which named a request the entry had already
- * answered, so the kernel says ENOENT) is dropped */
-START_TEST(test_inherited_entry_fetches_into_an_adopted_slot)
+static void rescue_with_an_entry_inherited(void)
 {
-	adopted_candidate(2);
-	rf_adopt(&reqs[2], rf_queue_reap);
-	ck_assert_int_eq(reqs[2].state, RQ_WAIT);
+	struct fuse_out_header oh48 = { .len = sizeof(oh48) + 8, .error = 0, .unique = 48 };
+	struct fuse_out_header oh56 = { .len = sizeof(oh56), .error = 0, .unique = 56 };
+	static char payload[DEPTH][8192];
+	uint32_t e;
+
+	rf_seen_record(&w, 40);
+	rf_seen_record(&w, 48);
+	rf_seen_record(&w, 56);
+	rf_rescue_plan(&w);
+	slot(0, 40, FUSE_WRITE, RF_SLOT_FETCHED);
+	slot(2, 48, FUSE_WRITE, RF_SLOT_ANSWERED);
+	memcpy(hdrs[2].in_out, &oh48, sizeof(oh48));
+	hdrs[2].ring_ent_in_out.payload_sz = 8;
+	slot(3, 56, FUSE_WRITE, RF_SLOT_ANSWERED);
+	memcpy(hdrs[3].in_out, &oh56, sizeof(oh56));
+	for (e = 0; e < DEPTH; e++) {
+		reqs[e].payload = payload[e];
+		reqs[e].payload_cap = sizeof(payload[e]);
+	}
+	q.floating = 1;
+	rf_rescue(&q, rf_queue_reap);
+	ck_assert_int_eq(q.floating, 1);
+	ck_assert(!reqs[0].candidate);
+	ck_assert(reqs[1].candidate && reqs[2].candidate && reqs[3].candidate);
+	memcpy(armed, hdrs, sizeof(armed));
+}
+
+/* what a probe commits is in every candidate slot, written before the
+ * first ask, and nothing is put back while the entry is unplaced */
+START_TEST(test_rescue_writes_no_slot_an_inherited_entry_may_fetch_into)
+{
+	struct fuse_out_header oh;
+	uint32_t e;
+
+	rescue_with_an_entry_inherited();
+	for (e = 1; e < DEPTH; e++) {
+		memcpy(&oh, hdrs[e].in_out, sizeof(oh));
+		ck_assert_int_eq(oh.error, -EIO);
+		ck_assert_uint_ne(oh.unique, 0);
+		ck_assert_uint_eq(hdrs[e].ring_ent_in_out.commit_id, 0);
+		ck_assert_uint_eq(hdrs[e].ring_ent_in_out.payload_sz, 0);
+	}
+	/* the dead worker's answer is kept aside for adoption */
+	memcpy(&oh, reqs[2].adopt_saved.oh, sizeof(oh));
+	ck_assert_uint_eq(oh.unique, 48);
+	ck_assert_uint_eq(reqs[2].adopt_saved.eio.commit_id, 48);
+	ck_assert_uint_eq(hdrs[0].ring_ent_in_out.commit_id, 40);
+}
+END_TEST
+
+/* adoption of a candidate slot waits, reading and writing nothing, and
+ * goes on once the entry has shown itself elsewhere: the dead worker's
+ * answer is put back and committed; an unused slot gets a fresh entry */
+START_TEST(test_adoption_waits_until_the_inherited_entry_shows_itself)
+{
+	unsigned int before;
+	uint32_t op;
+
+	rescue_with_an_entry_inherited();
+	before = io_uring_sq_ready(&q.ring);
+	rf_adopt(&reqs[2]);
+	rf_register_or_reserve(&reqs[1]);
+	ck_assert_int_eq(reqs[2].state, RQ_RESERVED);
+	ck_assert(reqs[2].adopt_pending);
+	ck_assert(!reqs[2].adopting);
+	ck_assert_int_eq(reqs[1].state, RQ_RESERVED);
+	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before);
+	ck_assert_int_eq(memcmp(armed, hdrs, sizeof(armed)), 0);
+	/* the kernel: the entry fetched into slot 3 */
+	kernel_fetches(3, 60);
+	rf_probe_done(&q, 777, 0);
+	ck_assert_int_eq(q.floating, 0);
+	ck_assert(!reqs[3].candidate);
+	ck_assert_uint_eq(slots[3].commit_id, 60); /* recorded as ours */
+	ck_assert_uint_eq(reqs[3].in.unique, 60);
+	/* slot 2: its answer back in place, and committed as it is */
+	ck_assert(!reqs[2].adopt_pending);
 	ck_assert(reqs[2].adopting);
+	ck_assert_int_eq(reqs[2].state, RQ_WAIT);
+	ck_assert_uint_eq(answer_in(2).unique, 48);
+	ck_assert_int_eq(answer_in(2).error, 0);
+	ck_assert_uint_eq(hdrs[2].ring_ent_in_out.payload_sz, 8);
+	ck_assert_uint_eq(ctl->adopted_answered, 1);
+	/* slot 1 (registered first, in slot order) and slot 2 */
+	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before + 2);
+	ck_assert_uint_eq(queued(&op)->commit_id, 48);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
+	ck_assert_int_eq(reqs[1].state, RQ_WAIT);
+	ck_assert(!reqs[1].candidate);
+}
+END_TEST
+
+/* the entry fetches into the slot whose adoption waits: the slot serves
+ * what it fetched, and nothing is committed for what its record names
+ * (the dead entry had answered it before it fetched the lost request) */
+START_TEST(test_inherited_entry_fetches_into_a_slot_waiting_for_adoption)
+{
+	unsigned int before;
+
+	rescue_with_an_entry_inherited();
+	before = io_uring_sq_ready(&q.ring);
+	rf_adopt(&reqs[2]);
 	kernel_fetches(2, 60);
 	rf_probe_done(&q, 777, 0);
 	ck_assert_int_eq(q.floating, 0);
 	ck_assert(!reqs[2].candidate);
+	ck_assert(!reqs[2].adopt_pending);
 	ck_assert(!reqs[2].adopting);
-	ck_assert(reqs[2].adopt_stale);
-	ck_assert_uint_eq(slots[2].commit_id, 60); /* recorded as ours */
-	ck_assert(rf_adopt_done(&reqs[2], -ENOENT));
-	ck_assert(!reqs[2].adopt_stale);
-	ck_assert_uint_eq(slots[2].commit_id, 60);
-	ck_assert_uint_eq(ctl->adopted, 0);
-}
-END_TEST
-
-/* it fetched before the adoption, its completion not yet reaped: the
- * adoption reaps first and writes nothing over the request */
-START_TEST(test_adoption_writes_nothing_over_an_inherited_fetch)
-{
-	struct io_uring_sqe *sqe;
-
-	adopted_candidate(2);
-	kernel_fetches(2, 60);
-	sqe = io_uring_get_sqe(&q.ring);
-	io_uring_prep_nop(sqe);
-	rf_sqe_tag_probe(sqe, 777);
-	ck_assert_int_eq(io_uring_submit(&q.ring), 1);
-	rf_adopt(&reqs[2], rf_queue_reap);
-	ck_assert(!reqs[2].adopting);
-	ck_assert(!reqs[2].adopt_stale);
-	ck_assert(!reqs[2].candidate);
-	ck_assert_int_eq(q.floating, 0);
 	ck_assert_uint_eq(slots[2].commit_id, 60);
 	ck_assert_uint_eq(reqs[2].in.unique, 60);
 	ck_assert_uint_eq(reqs[2].in.opcode, FUSE_STATFS);
+	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before);
+	ck_assert_uint_eq(ctl->adopted_answered, 0);
 }
 END_TEST
 
@@ -433,13 +496,13 @@ START_TEST(test_no_request_unaccounted_nothing_asked)
 	ck_assert_ptr_nonnull(strstr(last_line, "all in slots"));
 	rf_rescue(&q, rf_queue_reap);
 	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), 0);
-	rf_adopt(&reqs[1], rf_queue_reap);
+	rf_adopt(&reqs[1]);
 	ck_assert(!reqs[1].adopting);
 	ck_assert_uint_eq(slots[1].state, RF_SLOT_NONE);
 	queued(&op);
 	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_REGISTER);
 	/* the request the slot holds for certain is adopted as ever */
-	rf_adopt(&reqs[0], rf_queue_reap);
+	rf_adopt(&reqs[0]);
 	ck_assert(reqs[0].adopting);
 	ck_assert_uint_eq(queued(&op)->commit_id, 40);
 	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
@@ -456,7 +519,7 @@ START_TEST(test_asking_stops_once_the_count_is_found)
 	rf_rescue_budget(&w, 2);
 	ck_assert_int_eq(w.rescue_budget, 1);
 	ck_assert_uint_gt(w.nrescue, 0);
-	rf_adopt(&reqs[1], rf_queue_reap);
+	rf_adopt(&reqs[1]);
 	ck_assert(reqs[1].adopting);
 	ck_assert(reqs[1].adopt_doubt);
 	ck_assert_uint_eq(queued(&op)->commit_id, 44);
@@ -573,13 +636,13 @@ START_TEST(test_adopt_a_spoiled_record)
 
 	slot(0, 80, FUSE_WRITE, RF_SLOT_FETCHED);
 	slots[0].commit_id = 81;
-	rf_adopt(&reqs[0], rf_queue_reap);
+	rf_adopt(&reqs[0]);
 	ck_assert_uint_eq(queued(&op)->commit_id, 80);
 	ck_assert_uint_eq(answer_in(0).unique, 80);
 	ck_assert_int_eq(answer_in(0).error, -EIO);
 	slot(1, 0, FUSE_WRITE, RF_SLOT_ANSWERED);
 	slots[1].commit_id = 91;
-	rf_adopt(&reqs[1], rf_queue_reap);
+	rf_adopt(&reqs[1]);
 	ck_assert(!reqs[1].adopting);
 	ck_assert_uint_eq(slots[1].state, RF_SLOT_NONE);
 	ck_assert_ptr_nonnull(strstr(last_line, "not adopted"));
@@ -1176,8 +1239,9 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_adopt_eio_is_recorded_answered_before_it_is_sent);
 	tcase_add_test(tc, test_adopt_sends_a_complete_answer_as_it_is);
 	tcase_add_test(tc, test_rescue_doubts_every_slot_whose_entry_may_have_moved_on);
-	tcase_add_test(tc, test_inherited_entry_fetches_into_an_adopted_slot);
-	tcase_add_test(tc, test_adoption_writes_nothing_over_an_inherited_fetch);
+	tcase_add_test(tc, test_rescue_writes_no_slot_an_inherited_entry_may_fetch_into);
+	tcase_add_test(tc, test_adoption_waits_until_the_inherited_entry_shows_itself);
+	tcase_add_test(tc, test_inherited_entry_fetches_into_a_slot_waiting_for_adoption);
 	tcase_add_test(tc, test_commit_stamps_the_header);
 	tcase_add_test(tc, test_classic_reply_header);
 	tcase_add_test(tc, test_reply_under_the_delivered_id);

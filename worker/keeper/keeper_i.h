@@ -107,10 +107,10 @@ void rf_queue_cmd_done(struct rf_req *req, int res);
 void rf_queue_cread_done(struct rf_req *req, int res);
 void rf_queue_cwrite_done(struct rf_req *req, int res);
 
-/* rescue.c; @reap is the queue loop's (rf_queue_reap): adoption takes
- * what the kernel did before it writes into slots */
+/* rescue.c; @reap is the queue loop's (rf_queue_reap): each probe's
+ * completion is taken before the next is sent */
 void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q));
-void rf_adopt(struct rf_req *req, void (*reap)(struct rf_queue *q));
+void rf_adopt(struct rf_req *req);
 /* The completion of an adopting commit; false if it is none of rescue's. */
 bool rf_adopt_done(struct rf_req *req, int res);
 void rf_register_or_reserve(struct rf_req *req);

@@ -327,7 +327,7 @@ static void *queue_main(void *arg)
 			continue; /* an inherited entry's, serving already */
 		else if (w->cfg.adopt &&
 			 __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_NONE)
-			rf_adopt(req, rf_queue_reap);
+			rf_adopt(req);
 		else
 			rf_register_or_reserve(req);
 	}

@@ -95,19 +95,28 @@ bool rf_rerunnable(uint32_t op)
  * answer EIO. The kernel finds the request by id; the entry is ours from
  * then on and fetches its next request into the same slot.
  */
-void rf_adopt(struct rf_req *req, void (*reap)(struct rf_queue *q))
+void rf_adopt(struct rf_req *req)
 {
 	struct rf_queue *q = req->q;
 	struct fuse_uring_req_header *h = (void *)req->hdr;
-	uint32_t state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
+	uint32_t state;
 	struct fuse_out_header oh_old;
 	struct fuse_in_header in;
 	struct io_uring_sqe *sqe;
 
+	/* an inherited entry may be on this slot and fetch into it at any
+	 * moment (rf_rescue): nothing is read or written here until every
+	 * such entry has shown where it is */
+	if (req->candidate && q->floating > 0) {
+		req->adopt_pending = true;
+		req->state = RQ_RESERVED;
+		return;
+	}
 	/* a record no worker playing by the rules leaves (an odd or zero
 	 * id: a commit under it would trip a kernel WARN, or find nothing):
 	 * the request the kernel delivered into the slot stands in, if the
 	 * slot still shows one, else nothing is adopted */
+	state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
 	memcpy(&in, h->in_out, sizeof(in));
 	if (!rf_request_id(req->ss->commit_id)) {
 		if (state != RF_SLOT_FETCHED || !rf_request_id(in.unique)) {
@@ -132,17 +141,6 @@ void rf_adopt(struct rf_req *req, void (*reap)(struct rf_queue *q))
 		__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
 		rf_register_or_reserve(req);
 		return;
-	}
-	/* An inherited entry (rescue) may have fetched into this slot since
-	 * the last reap: reap, and write nothing into a slot it took. No
-	 * system call comes between this reap and the writes below, so the
-	 * kernel cannot put a request in the slot in between (probe_arm). */
-	if (req->candidate && q->floating > 0) {
-		reap(q);
-		if (req->state != RQ_IDLE)
-			return;
-		state = __atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE);
-		memcpy(&in, h->in_out, sizeof(in));
 	}
 	req->adopting = true;
 	req->in.unique = req->ss->commit_id;
@@ -186,17 +184,6 @@ bool rf_adopt_done(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
 
-	if (req->adopt_stale) {
-		/* the commit named a request its entry had already answered
-		 * (the entry went on to fetch into this slot, which now serves
-		 * that): the kernel can only have said ENOENT */
-		req->adopt_stale = false;
-		if (res != -ENOENT)
-			fatalx("queue %u slot %u: a commit for a dead worker ended %d after its "
-			       "entry had moved on",
-			       q->qid, req->idx, res);
-		return true;
-	}
 	if (!req->adopting)
 		return false;
 	req->adopting = false;
@@ -231,51 +218,77 @@ bool rf_adopt_done(struct rf_req *req, int res)
  *
  * A hit leaves us the dead entry, which fetches its next request into the
  * dead entry's slot: one of the candidates, we do not know which. Its first
- * fetch overwrites the commit id we left in that slot's header, which tells
- * us. Until every such entry has shown itself, candidate slots get no fresh
- * entry (RQ_RESERVED); the broker's kick after a respawn usually makes them
- * show at once. Newest first keeps probes off requests that arrive for an
- * inherited entry meanwhile: those are newer than every id still to ask for.
- */
-/*
- * Every candidate slot answers @id with EIO; its commit id is the marker.
+ * fetch overwrites the commit id 0 we left in that slot's header, which
+ * tells us. Until every such entry has shown itself, candidate slots get
+ * no fresh entry and no adoption (RQ_RESERVED); the broker's kick after a
+ * respawn usually makes them show at once. Newest first keeps probes off
+ * requests that arrive for an inherited entry meanwhile: those are newer
+ * than every id still to ask for.
  *
- * An inherited entry may fetch a request at any moment: the kernel copies
- * it into the entry's slot in task work of this thread, which runs at the
- * return of any of its system calls (a log line's write too), and posts
- * its completion then. So before writing into the slots of entries in
- * doubt, reap: with no system call between the reaping and the writes, a
- * request the kernel has put in a slot is already known, and its slot no
- * longer idle, when they are made.
+ * Nothing is written into a candidate slot while such an entry is
+ * unplaced. Its fetch runs in task work of this thread, which the kernel
+ * runs at the thread's next return to user space: from a system call, but
+ * from an interrupt or a page fault too, so between any two of our
+ * instructions. A write into the slot it fetched into would spoil the
+ * request (the 7.3 guest saw it: the worker found the fetch in no slot and
+ * died). Hence one EIO answer, written before the first ask, serves every
+ * ask: the kernel ends the request a commit finds with the answer's error
+ * before it compares the answer's id, which only an answer without an
+ * error must carry (docs/kernel-facts.md).
  */
-static void probe_arm(struct rf_queue *q, uint64_t id, void (*reap)(struct rf_queue *q))
+static void arm_candidates(struct rf_queue *q, uint64_t id)
 {
 	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
 	uint32_t e;
 
-	reap(q);
 	for (e = 0; e < q->w->cfg.depth; e++) {
 		struct rf_req *req = &q->reqs[e];
 		struct fuse_uring_req_header *h = (void *)req->hdr;
 
-		if (!req->candidate || req->state != RQ_IDLE)
+		if (!req->candidate)
 			continue;
+		memcpy(req->adopt_saved.oh, h->in_out, sizeof(req->adopt_saved.oh));
+		memcpy(&req->adopt_saved.eio, &h->ring_ent_in_out, sizeof(req->adopt_saved.eio));
 		memcpy(h->in_out, &oh, sizeof(oh));
 		h->ring_ent_in_out.payload_sz = 0;
 		h->ring_ent_in_out.commit_id = 0;
-		req->mark = 0;
 	}
 }
 
+/* Put back what adoption reads into a candidate slot the dead worker used
+ * (one never used keeps the marker): only once no entry may fetch into it. */
+static void restore_slot(struct rf_req *req)
+{
+	struct fuse_uring_req_header *h = (void *)req->hdr;
+
+	if (__atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_NONE)
+		return;
+	memcpy(h->in_out, req->adopt_saved.oh, sizeof(req->adopt_saved.oh));
+	memcpy(&h->ring_ent_in_out, &req->adopt_saved.eio, sizeof(req->adopt_saved.eio));
+}
+
+/* Every inherited entry has shown its slot: the candidates left are free,
+ * to adopt what their records name or to take a fresh entry. */
 static void register_reserved(struct rf_queue *q)
 {
 	uint32_t e;
 
-	for (e = 0; e < q->w->cfg.depth; e++)
-		if (q->reqs[e].state == RQ_RESERVED) {
-			q->reqs[e].candidate = false;
-			rf_queue_register(&q->reqs[e]);
+	for (e = 0; e < q->w->cfg.depth; e++) {
+		struct rf_req *req = &q->reqs[e];
+
+		if (req->state != RQ_RESERVED)
+			continue;
+		req->state = RQ_IDLE;
+		if (req->adopt_pending) {
+			req->adopt_pending = false;
+			restore_slot(req);
+			req->candidate = false;
+			rf_adopt(req);
+		} else {
+			req->candidate = false;
+			rf_queue_register(req);
 		}
+	}
 }
 
 /* A fresh entry for @req's slot, unless an inherited entry may be on it. */
@@ -298,18 +311,13 @@ static void inherited_fetched(struct rf_queue *q)
 		struct rf_req *req = &q->reqs[e];
 		const struct fuse_uring_req_header *h = (const void *)req->hdr;
 
-		/* an adopted slot too: the adoption's commit named the
-		 * request the dead entry had answered before it fetched a
-		 * lost one, so it ends ENOENT (rf_adopt_done drops it) */
-		if (!req->candidate ||
-		    (req->state != RQ_IDLE && req->state != RQ_RESERVED &&
-		     !(req->state == RQ_WAIT && req->adopting)) ||
-		    h->ring_ent_in_out.commit_id == req->mark)
+		if (!req->candidate || (req->state != RQ_IDLE && req->state != RQ_RESERVED) ||
+		    !__atomic_load_n(&h->ring_ent_in_out.commit_id, __ATOMIC_RELAXED))
 			continue;
-		if (req->adopting) {
-			req->adopting = false;
-			req->adopt_stale = true;
-		}
+		/* the dead entry of this slot had answered what its record
+		 * names before it fetched the lost request: nothing is left
+		 * to adopt */
+		req->adopt_pending = false;
 		req->candidate = false;
 		q->floating--;
 		log_debug("queue %u: the entry of a lost request fetched into slot %u", q->qid, e);
@@ -324,11 +332,10 @@ static void inherited_fetched(struct rf_queue *q)
 		const struct rf_req *req = &q->reqs[e];
 		const struct fuse_uring_req_header *h = (const void *)req->hdr;
 
-		log_warnx("queue %u slot %u: %s, state %d, record %u, commit id %llu, mark %llu",
-			  q->qid, e, req->candidate ? "in doubt" : "placed", (int)req->state,
+		log_warnx("queue %u slot %u: %s, state %d, record %u, commit id %llu", q->qid, e,
+			  req->candidate ? "in doubt" : "placed", (int)req->state,
 			  (unsigned int)__atomic_load_n(&req->ss->state, __ATOMIC_RELAXED),
-			  (unsigned long long)h->ring_ent_in_out.commit_id,
-			  (unsigned long long)req->mark);
+			  (unsigned long long)h->ring_ent_in_out.commit_id);
 	}
 	fatalx("queue %u: an inherited entry fetched into no slot we know", q->qid);
 }
@@ -490,26 +497,14 @@ void rf_rescue_bound(struct rf_worker *w)
 void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 {
 	struct rf_worker *w = q->w;
-	struct saved {
-		char oh[sizeof(struct fuse_out_header)];
-		struct fuse_uring_ent_in_out eio;
-	} * sv;
 	uint32_t e, i, hits = 0, asked = 0;
 	int r;
 
 	if (!w->nrescue)
 		return;
-	sv = calloc(w->cfg.depth, sizeof(*sv));
-	if (!sv)
-		fatal("calloc");
-	for (e = 0; e < w->cfg.depth; e++) {
-		struct rf_req *req = &q->reqs[e];
-		const struct fuse_uring_req_header *h = (const void *)req->hdr;
-
-		req->candidate = slot_in_doubt(req);
-		memcpy(sv[e].oh, h->in_out, sizeof(sv[e].oh));
-		memcpy(&sv[e].eio, &h->ring_ent_in_out, sizeof(sv[e].eio));
-	}
+	for (e = 0; e < w->cfg.depth; e++)
+		q->reqs[e].candidate = slot_in_doubt(&q->reqs[e]);
+	arm_candidates(q, w->rescue[0]);
 	for (i = 0; i < w->nrescue && !atomic_load(&w->conn_gone); i++) {
 		uint64_t id = w->rescue[i];
 		struct io_uring_sqe *sqe;
@@ -518,7 +513,6 @@ void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 			break;
 		if (rf_seen(w, id))
 			continue;
-		probe_arm(q, id, reap);
 		q->probe_id = id;
 		q->probe_missed = false;
 		sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, id);
@@ -546,22 +540,11 @@ void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 			  q->qid, (unsigned long long)id);
 	}
 	q->probe_id = 0;
-	/* put back what adoption reads; empty slots keep the marker (and
-	 * reap first, as probe_arm does) */
-	reap(q);
-	for (e = 0; e < w->cfg.depth; e++) {
-		struct rf_req *req = &q->reqs[e];
-		struct fuse_uring_req_header *h = (void *)req->hdr;
-
-		if (!req->candidate || req->state != RQ_IDLE)
-			continue;
-		if (__atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_NONE)
-			continue;
-		memcpy(h->in_out, sv[e].oh, sizeof(sv[e].oh));
-		memcpy(&h->ring_ent_in_out, &sv[e].eio, sizeof(sv[e].eio));
-		req->mark = sv[e].eio.commit_id;
-	}
-	free(sv);
+	/* with no entry inherited, what adoption reads goes back now; else
+	 * once every inherited entry has shown its slot (register_reserved) */
+	for (e = 0; e < w->cfg.depth && q->floating <= 0; e++)
+		if (q->reqs[e].candidate)
+			restore_slot(&q->reqs[e]);
 	log_info("queue %u: asked for %u request ids no worker received: %u found", q->qid, asked,
 		 hits);
 }
