@@ -470,9 +470,7 @@ out:
 
 static bool log_allowed(struct rf_tenant *t)
 {
-	t->log_rate.burst = RF_LOG_BURST;
-	t->log_rate.rate = RF_LOG_RATE;
-	if (!log_rate_take(&t->log_rate)) {
+	if (!log_rate_take(&t->log_rate, rf_now_ns() / 1000000, RF_LOG_BURST, RF_LOG_RATE)) {
 		t->log_dropped++;
 		return false;
 	}

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char *log_ident = "ringfence";
@@ -95,21 +94,19 @@ void log_escape(const char *in, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-bool log_rate_take(struct log_rate *r)
+bool log_rate_take(struct log_rate *r, uint64_t now_ms, uint32_t burst, uint32_t rate)
 {
-	struct timespec ts;
-	uint64_t now, add;
+	uint64_t add;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	if (!r->refill_ms) {
-		r->tokens = r->burst;
-		r->refill_ms = now;
+	if (!r->started || r->tokens > burst) {
+		r->started = true;
+		r->tokens = burst;
+		r->refill_ms = now_ms;
 	}
-	add = (now - r->refill_ms) * r->rate / 1000;
+	add = now_ms > r->refill_ms ? (now_ms - r->refill_ms) * rate / 1000 : 0;
 	if (add) {
-		r->tokens = add >= r->burst - r->tokens ? r->burst : r->tokens + (uint32_t)add;
-		r->refill_ms += add * 1000 / r->rate;
+		r->tokens = add >= burst - r->tokens ? burst : r->tokens + (uint32_t)add;
+		r->refill_ms += add * 1000 / rate;
 	}
 	if (!r->tokens)
 		return false;

@@ -39,14 +39,16 @@ void log_escape(const char *in, char *out, size_t outlen);
 
 /* A token bucket for lines from a source the log cannot trust to be
  * quiet: @burst lines at once, then @rate a second. Zeroed, it is full. */
+/* A token bucket: @burst lines at once, then @rate a second. */
 struct log_rate {
-	uint32_t burst, rate;
+	bool started;
 	uint32_t tokens;
-	uint64_t refill_ms; /* 0: not started */
+	uint64_t refill_ms;
 };
 
-/* true if one more line may go now (and takes its token) */
-bool log_rate_take(struct log_rate *r);
+/* true if one more line may go at @now_ms (a monotonic clock's
+ * milliseconds), and takes its token */
+bool log_rate_take(struct log_rate *r, uint64_t now_ms, uint32_t burst, uint32_t rate);
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

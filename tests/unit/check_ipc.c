@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -99,26 +98,36 @@ END_TEST
 
 /* A worker's lines at the broker, a program's at the keeper: a burst,
  * then the rate, never more than a full bucket at once. */
+static int takes(struct log_rate *r, uint64_t now_ms, uint32_t burst, uint32_t rate)
+{
+	int n = 0;
+
+	while (n < 1000 && log_rate_take(r, now_ms, burst, rate))
+		n++;
+	return n;
+}
+
 START_TEST(test_log_rate)
 {
-	struct log_rate none = { .burst = 3, .rate = 0 }, r = { .burst = 5, .rate = 1000 };
-	struct timespec ms20 = { 0, 20000000 };
-	int i, n;
+	struct log_rate none = { 0 }, r = { 0 };
 
-	for (i = 0; i < 3; i++)
-		ck_assert(log_rate_take(&none));
-	ck_assert(!log_rate_take(&none));
-	ck_assert(!log_rate_take(&none));
-	for (n = 0; n < 100 && log_rate_take(&r); n++)
-		;
-	ck_assert_int_ge(n, 5);
-	ck_assert_int_lt(n, 100); /* the bucket empties */
-	/* 20 ms at 1000 a second: full again, and no fuller */
-	nanosleep(&ms20, NULL);
-	for (n = 0; n < 100 && log_rate_take(&r); n++)
-		;
-	ck_assert_int_ge(n, 5);
-	ck_assert_int_lt(n, 100);
+	/* no rate: the burst, then nothing, whatever the time */
+	ck_assert_int_eq(takes(&none, 0, 3, 0), 3);
+	ck_assert_int_eq(takes(&none, 100000, 3, 0), 0);
+	/* 5 at once, then 10 a second: one per 100 ms, the part of a
+	 * token carried over, a full bucket at most */
+	ck_assert_int_eq(takes(&r, 5000, 5, 10), 5);
+	ck_assert_int_eq(takes(&r, 5099, 5, 10), 0);
+	ck_assert_int_eq(takes(&r, 5100, 5, 10), 1);
+	ck_assert_int_eq(takes(&r, 5250, 5, 10), 1);
+	ck_assert_int_eq(takes(&r, 5300, 5, 10), 1);
+	ck_assert_int_eq(takes(&r, 9000, 5, 10), 5);
+	/* a clock that goes back gives nothing */
+	ck_assert_int_eq(takes(&r, 8000, 5, 10), 0);
+	ck_assert_int_eq(takes(&r, 9100, 5, 10), 1);
+	/* a smaller burst than the bucket holds: cut to it */
+	ck_assert(log_rate_take(&r, 20000, 5, 10));
+	ck_assert_int_eq(takes(&r, 20000, 2, 10), 2);
 }
 END_TEST
 

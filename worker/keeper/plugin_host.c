@@ -209,7 +209,6 @@ static struct {
 	uint64_t dropped;
 } out = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.rate = { .burst = RF_OUTPUT_BURST, .rate = RF_OUTPUT_RATE },
 };
 
 /* under out.lock */
@@ -225,7 +224,7 @@ static void output_tell_dropped(void)
 /* under out.lock: one line, if the program's share allows it */
 static void output_line(const char *line, size_t len)
 {
-	if (!log_rate_take(&out.rate)) {
+	if (!log_rate_take(&out.rate, rf_now_ns() / 1000000, RF_OUTPUT_BURST, RF_OUTPUT_RATE)) {
 		out.dropped++;
 		return;
 	}
