@@ -258,11 +258,33 @@ bool rf_host_end(struct rf_tenant *t);
  * reads is read again. */
 void rf_worker_ipc_tick(struct rf_tenant *t);
 
-/* phase.c: NULL if a worker that has sent the types in @seen (a mask of
- * RF_MSG_BIT()s) may send @type now, else why not. */
+/* phase.c: a channel's rules, one per message type it may carry: when
+ * it may come, and what handles it. */
 #define RF_MSG_BIT(type) (1U << (type))
+struct rf_msg;
+enum {
+	RF_SAYS_ONCE = 1 << 0, /* once per process (SECCOMP, FAILED: it dies after) */
+	RF_SAYS_AFTER_HELLO = 1 << 1, /* only once HELLO has come */
+	RF_SAYS_BEFORE_READY = 1 << 2, /* only until READY has come */
+	RF_SAYS_DEAD_TOO = 1 << 3, /* handled from a dead process too (its last words) */
+};
+struct rf_says {
+	uint32_t type;
+	unsigned int when;
+	void (*handle)(struct rf_tenant *t, const struct rf_msg *m);
+};
+/* NULL if a process that has sent the types in @seen (a mask of
+ * RF_MSG_BIT()s) may send @type now, else why not (@none: no rule names
+ * it). */
+const char *rf_says_refusal(const struct rf_says *rules, size_t n, uint32_t type, uint32_t seen,
+			    const char *none);
+/* @m checked against @rules and handled, @seen updated; NULL once handled
+ * or dropped (from a @dead process, a type not RF_SAYS_DEAD_TOO), else
+ * why it may not come now, and nothing was done. */
+const char *rf_says_handle(const struct rf_says *rules, size_t n, struct rf_tenant *t,
+			   const struct rf_msg *m, uint32_t *seen, bool dead, const char *none);
+/* spawn.c's rules: a worker's channel, a plugin host's (@seen its own) */
 const char *rf_worker_msg_refusal(uint32_t type, uint32_t seen);
-/* The same for a plugin host's channel, @seen of the host's own. */
 const char *rf_host_msg_refusal(uint32_t type, uint32_t seen);
 
 /* tenant.c */

@@ -535,74 +535,107 @@ static void said_failed(struct rf_tenant *t, const struct rf_msg *m, const char 
 	log_warnx("%s: %s start-up failed: %s", t->pol.name, who, t->fail_reason);
 }
 
+static void worker_failed(struct rf_tenant *t, const struct rf_msg *m)
+{
+	said_failed(t, m, "worker");
+}
+
+static void host_failed(struct rf_tenant *t, const struct rf_msg *m)
+{
+	said_failed(t, m, "plugin host");
+}
+
+static void said_hello(struct rf_tenant *t, const struct rf_msg *m)
+{
+	struct rf_msg_hello h;
+
+	memcpy(&h, m->payload, sizeof(h));
+	if (h.version != RF_IPC_VERSION)
+		rf_worker_kill(t, "IPC version mismatch");
+}
+
+static void said_ready(struct rf_tenant *t, const struct rf_msg *m)
+{
+	struct rf_msg_ready rd;
+
+	memcpy(&rd, m->payload, sizeof(rd));
+	t->state = t->responder ? RF_TENANT_FAILED : RF_TENANT_RUNNING;
+	stop_start_timer(t);
+	if (t->host_state == RF_HOST_STARTED) {
+		/* the keeper and its rings served on: nothing waits for a
+		 * kick */
+		t->host_state = RF_HOST_SERVING;
+		log_info("%s: plugin host generation %u serving", t->pol.name, t->generation);
+		rf_upgrade_ready(t);
+		return;
+	}
+	if (t->generation > 0)
+		rf_recovery_kick(t);
+	log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
+		 rf_mount_runs(&t->pol), t->pol.mountpoint, rf_transport_name(rd.transport),
+		 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
+	rf_upgrade_ready(t);
+}
+
+static void said_host_died(struct rf_tenant *t, const struct rf_msg *m)
+{
+	struct rf_msg_host_died d;
+
+	memcpy(&d, m->payload, sizeof(d));
+	/* what the dead host said (a trapped call, a failure) was sent
+	 * before the keeper saw it die: it comes first */
+	ipc_drain(t, t->host_ipc_fd, &t->host_ipc_ev, rf_host_ipc_cb);
+	host_died(t, &d);
+}
+
+/* What a worker may say, when, and what the broker does with it. */
+static const struct rf_says worker_says[] = {
+	{ RF_MSG_HELLO, RF_SAYS_ONCE | RF_SAYS_BEFORE_READY, said_hello },
+	{ RF_MSG_READY, RF_SAYS_ONCE | RF_SAYS_AFTER_HELLO, said_ready },
+	{ RF_MSG_LOG, RF_SAYS_AFTER_HELLO | RF_SAYS_DEAD_TOO, said_log },
+	{ RF_MSG_SECCOMP, RF_SAYS_ONCE | RF_SAYS_AFTER_HELLO, said_seccomp },
+	{ RF_MSG_FAILED,
+	  RF_SAYS_ONCE | RF_SAYS_AFTER_HELLO | RF_SAYS_BEFORE_READY | RF_SAYS_DEAD_TOO,
+	  worker_failed },
+	/* host_restart: as often as its plugin hosts die (host_died holds
+	 * it to the tenant's state); a new host's READY, SECCOMP and FAILED
+	 * count afresh after it */
+	{ RF_MSG_HOST_DIED, RF_SAYS_AFTER_HELLO, said_host_died },
+};
+
+/* A plugin host's channel, of each host anew: it logs, and before it dies
+ * names a trapped call or a start-up failure. Nothing of the keeper's
+ * (HELLO, READY, HOST_DIED) is believed from it. */
+static const struct rf_says host_says[] = {
+	{ RF_MSG_LOG, RF_SAYS_DEAD_TOO, said_log },
+	{ RF_MSG_SECCOMP, RF_SAYS_ONCE | RF_SAYS_DEAD_TOO, said_seccomp },
+	{ RF_MSG_FAILED, RF_SAYS_ONCE | RF_SAYS_DEAD_TOO, host_failed },
+};
+
+#define NRULES(a) (sizeof(a) / sizeof((a)[0]))
+#define RF_NOT_FROM_WORKER "message type not allowed from a worker"
+#define RF_NOT_FROM_HOST "message type not allowed from a plugin host"
+
+const char *rf_worker_msg_refusal(uint32_t type, uint32_t seen)
+{
+	return rf_says_refusal(worker_says, NRULES(worker_says), type, seen, RF_NOT_FROM_WORKER);
+}
+
+const char *rf_host_msg_refusal(uint32_t type, uint32_t seen)
+{
+	return rf_says_refusal(host_says, NRULES(host_says), type, seen, RF_NOT_FROM_HOST);
+}
+
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
-	const char *refusal = rf_worker_msg_refusal(m->hdr.type, t->msgs_seen);
+	const char *refusal = rf_says_handle(worker_says, NRULES(worker_says), t, m, &t->msgs_seen,
+					     t->reaping, RF_NOT_FROM_WORKER);
 
-	if (t->reaping && m->hdr.type != RF_MSG_LOG && m->hdr.type != RF_MSG_FAILED)
-		return; /* nothing else of a dead worker's matters */
 	if (refusal) {
 		char why[128];
 
 		snprintf(why, sizeof(why), "%s (%s)", refusal, rf_msg_name(m->hdr.type));
 		rf_worker_kill(t, why);
-		return;
-	}
-	t->msgs_seen |= RF_MSG_BIT(m->hdr.type);
-	switch (m->hdr.type) {
-	case RF_MSG_HELLO: {
-		struct rf_msg_hello h;
-
-		memcpy(&h, m->payload, sizeof(h));
-		if (h.version != RF_IPC_VERSION)
-			rf_worker_kill(t, "IPC version mismatch");
-		return;
-	}
-	case RF_MSG_READY: {
-		struct rf_msg_ready rd;
-
-		memcpy(&rd, m->payload, sizeof(rd));
-		t->state = t->responder ? RF_TENANT_FAILED : RF_TENANT_RUNNING;
-		stop_start_timer(t);
-		if (t->host_state == RF_HOST_STARTED) {
-			/* the keeper and its rings served on: nothing waits
-			 * for a kick */
-			t->host_state = RF_HOST_SERVING;
-			log_info("%s: plugin host generation %u serving", t->pol.name,
-				 t->generation);
-			rf_upgrade_ready(t);
-			return;
-		}
-		if (t->generation > 0)
-			rf_recovery_kick(t);
-		log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
-			 rf_mount_runs(&t->pol), t->pol.mountpoint, rf_transport_name(rd.transport),
-			 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
-		rf_upgrade_ready(t);
-		return;
-	}
-	case RF_MSG_LOG:
-		said_log(t, m);
-		return;
-	case RF_MSG_SECCOMP:
-		said_seccomp(t, m);
-		return;
-	case RF_MSG_HOST_DIED: {
-		struct rf_msg_host_died d;
-
-		memcpy(&d, m->payload, sizeof(d));
-		/* what the dead host said (a trapped call, a failure) was
-		 * sent before the keeper saw it die: it comes first */
-		ipc_drain(t, t->host_ipc_fd, &t->host_ipc_ev, rf_host_ipc_cb);
-		host_died(t, &d);
-		return;
-	}
-	case RF_MSG_FAILED:
-		said_failed(t, m, "worker");
-		return;
-	default:
-		rf_worker_kill(t, "message type not allowed from a worker");
-		return;
 	}
 }
 
@@ -720,19 +753,12 @@ void rf_host_ipc_cb(int fd, short what, void *arg)
 	}
 	if (!r)
 		return;
-	refusal = rf_host_msg_refusal(m.hdr.type, t->host_msgs_seen);
+	refusal = rf_says_handle(host_says, NRULES(host_says), t, &m, &t->host_msgs_seen,
+				 t->reaping, RF_NOT_FROM_HOST);
 	if (refusal) {
 		snprintf(words, sizeof(words), "%s (%s)", refusal, rf_msg_name(m.hdr.type));
 		host_offense(t, words);
-		return;
 	}
-	t->host_msgs_seen |= RF_MSG_BIT(m.hdr.type);
-	if (m.hdr.type == RF_MSG_LOG)
-		said_log(t, &m);
-	else if (m.hdr.type == RF_MSG_SECCOMP)
-		said_seccomp(t, &m);
-	else
-		said_failed(t, &m, "plugin host");
 }
 
 /* What a channel still holds (a dead process's last words), at most as

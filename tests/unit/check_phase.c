@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The broker's tables of what a worker may send in each phase, and its
  * plugin host on its own channel. */
+#include <string.h>
+
 #include "broker.h"
 #include "check_main.h"
 #include "msg.h"
@@ -115,6 +117,59 @@ START_TEST(test_host_channel)
 }
 END_TEST
 
+/* rf_says_handle over a table of its own: the handler runs for what may
+ * come, and sees nothing refused or dropped */
+static unsigned int handled[RF_MSG_TYPE_MAX + 1];
+
+static void count(struct rf_tenant *t, const struct rf_msg *m)
+{
+	(void)t;
+	handled[m->hdr.type]++;
+}
+
+static const struct rf_says rules[] = {
+	{ RF_MSG_HELLO, RF_SAYS_ONCE, count },
+	{ RF_MSG_LOG, RF_SAYS_AFTER_HELLO | RF_SAYS_DEAD_TOO, count },
+	{ RF_MSG_SECCOMP, RF_SAYS_ONCE | RF_SAYS_AFTER_HELLO, count },
+};
+
+static const char *says(uint32_t type, uint32_t *seen, bool dead)
+{
+	struct rf_msg m = { .hdr = { .type = type } };
+
+	return rf_says_handle(rules, sizeof(rules) / sizeof(rules[0]), NULL, &m, seen, dead,
+			      "none");
+}
+
+START_TEST(test_handle_by_the_table)
+{
+	uint32_t seen = 0;
+
+	memset(handled, 0, sizeof(handled));
+	ck_assert_str_eq(says(RF_MSG_LOG, &seen, false), "message before HELLO");
+	ck_assert_uint_eq(seen, 0);
+	ck_assert_ptr_null(says(RF_MSG_HELLO, &seen, false));
+	ck_assert_uint_eq(seen, RF_MSG_BIT(RF_MSG_HELLO));
+	ck_assert_ptr_null(says(RF_MSG_LOG, &seen, false));
+	ck_assert_ptr_null(says(RF_MSG_LOG, &seen, false));
+	ck_assert_ptr_null(says(RF_MSG_SECCOMP, &seen, false));
+	ck_assert_str_eq(says(RF_MSG_SECCOMP, &seen, false), "message allowed only once");
+	ck_assert_str_eq(says(RF_MSG_READY, &seen, false), "none");
+	ck_assert_str_eq(says(4242, &seen, false), "none");
+	ck_assert_uint_eq(handled[RF_MSG_HELLO], 1);
+	ck_assert_uint_eq(handled[RF_MSG_LOG], 2);
+	ck_assert_uint_eq(handled[RF_MSG_SECCOMP], 1);
+	/* from a dead process: its last words (LOG) still count; anything
+	 * else, refused or not, is dropped without a verdict */
+	ck_assert_ptr_null(says(RF_MSG_LOG, &seen, true));
+	ck_assert_ptr_null(says(RF_MSG_SECCOMP, &seen, true));
+	ck_assert_ptr_null(says(RF_MSG_READY, &seen, true));
+	ck_assert_uint_eq(handled[RF_MSG_LOG], 3);
+	ck_assert_uint_eq(handled[RF_MSG_SECCOMP], 1);
+	ck_assert_uint_eq(handled[RF_MSG_READY], 0);
+}
+END_TEST
+
 static Suite *phase_suite(void)
 {
 	Suite *s = suite_create("phase");
@@ -124,6 +179,7 @@ static Suite *phase_suite(void)
 	tcase_add_test(tc, test_refusals_say_why);
 	tcase_add_test(tc, test_once);
 	tcase_add_test(tc, test_host_channel);
+	tcase_add_test(tc, test_handle_by_the_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
