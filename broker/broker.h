@@ -145,8 +145,36 @@ struct rf_tenant {
 	uint64_t upg_nodes0, upg_files0; /* restored_* before it */
 };
 
+/*
+ * The broker is three layers, each calling only the ones below: the
+ * control plane (main.c, reexec.c, control.c), tenants (tenant.c,
+ * upgrade.c) and worker processes (recovery.c, spawn.c), with the pure
+ * and system files under all three. What a lower layer tells an upper one
+ * goes through what the upper one registered: these events of a worker's
+ * life (tenant.c's rf_tenant_events), and the broker's hooks below.
+ * tests/check-calls.py fails on any call circle among broker files.
+ */
+struct rf_worker_events {
+	/* READY came: the worker serves, or (@host_only) its next plugin
+	 * host does */
+	void (*ready)(struct rf_tenant *t, bool host_only);
+	/* during an upgrade a plugin host died, or the worker was reaped:
+	 * true if that was the upgrade's own doing (no crash) */
+	bool (*upgrade_host_died)(struct rf_tenant *t);
+	bool (*upgrade_reaped)(struct rf_tenant *t);
+	/* a worker died, a crash: a successor, or the tenant given up */
+	void (*died)(struct rf_tenant *t, bool conn_gone);
+	/* no successor could be started */
+	void (*lost)(struct rf_tenant *t);
+};
+
 struct rf_broker {
 	struct event_base *base;
+	const struct rf_worker_events *events;
+	/* control.c's answer to a waiting control connection (rf_control_reply),
+	 * for upgrade.c; reexec.c's request (rf_reexec_request), for control.c */
+	void (*answer)(struct rf_broker *b, struct bufferevent **conn, const char *text);
+	int (*reexec_request)(struct rf_broker *b, char *why, size_t len);
 	struct rf_policy *policy;
 	const char *config; /* the policy file's path, for reloads */
 	pid_t pid;
@@ -240,6 +268,8 @@ int rf_ring_create(int slot0_fd, void *pool, size_t pool_size, uint32_t depth, b
 
 /* spawn.c */
 int rf_worker_spawn(struct rf_tenant *t);
+/* Drop the timer of a next worker or plugin host (respawn_ev), if any. */
+void rf_respawn_cancel(struct rf_tenant *t);
 void rf_worker_ipc_cb(int fd, short what, void *arg);
 void rf_host_ipc_cb(int fd, short what, void *arg);
 void rf_worker_reaped(struct rf_tenant *t, int status);
@@ -293,6 +323,8 @@ int rf_tenant_start(struct rf_tenant *t);
  * once), detach the mount, and mark the tenant failed. */
 void rf_tenant_give_up(struct rf_tenant *t);
 void rf_tenant_stop(struct rf_tenant *t);
+/* What the tenant layer does at each event of a worker's life. */
+extern const struct rf_worker_events rf_tenant_events;
 int rf_tenant_restart(struct rf_tenant *t);
 struct rf_tenant *rf_tenant_add(struct rf_broker *b, const struct rf_mount_policy *pol);
 void rf_tenant_remove(struct rf_tenant *t);
@@ -385,12 +417,11 @@ struct rf_backoff rf_backoff_after_death(time_t *deaths, unsigned int limit, uns
 
 /* recovery.c: after a worker death, schedule a successor (returns true)
  * or decline (false: crash loop, or the connection itself is gone); kick
- * every queue once a successor is ready; cancel a pending respawn. */
+ * every queue once a successor is ready. */
 bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone);
 void rf_recovery_kick(struct rf_tenant *t);
 /* Whether @pid, just reaped, was a kicker (it is forgotten then). */
 bool rf_recovery_reaped(struct rf_broker *b, pid_t pid);
-void rf_recovery_cancel(struct rf_tenant *t);
 /* Kickers past their deadline get SIGKILL (once; one already inside its
  * request goes when the request ends). */
 void rf_recovery_kick_deadline(struct rf_tenant *t);
@@ -482,6 +513,7 @@ int rf_host_start(struct rf_tenant *t, bool plugin_file);
 void rf_upgrade_ready(struct rf_tenant *t);
 void rf_upgrade_abandon(struct rf_tenant *t, const char *why);
 
+/* state.c */
 const char *rf_tenant_state_name(enum rf_tenant_state s);
 
 #endif /* RINGFENCE_BROKER_H */

@@ -532,7 +532,7 @@ static void run_command(struct rf_broker *b, char *line, struct out *o, struct r
 	if (!strcmp(argv[0], "upgrade-broker") && argc == 1) {
 		char why[512];
 
-		if (rf_reexec_request(b, why, sizeof(why)) < 0) {
+		if (b->reexec_request(b, why, sizeof(why)) < 0) {
 			put(o, "error: %s\n", why);
 			return;
 		}

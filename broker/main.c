@@ -286,7 +286,12 @@ int main(int argc, char **argv)
 		{ "resume-check", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rf_broker b = { .ctl_fd = -1 };
+	struct rf_broker b = {
+		.ctl_fd = -1,
+		.events = &rf_tenant_events,
+		.answer = rf_control_reply,
+		.reexec_request = rf_reexec_request,
+	};
 	struct event *ev_term, *ev_int, *ev_chld, *ev_hup, *ev_usr2;
 	const char *config = RF_POLICY_PATH;
 	int c, started = 0, resume_fd = -1;

@@ -41,7 +41,7 @@ static void respawn_cb(int fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	rf_recovery_cancel(t);
+	rf_respawn_cancel(t);
 	if (t->stopping)
 		return;
 	t->generation++;
@@ -49,7 +49,7 @@ static void respawn_cb(int fd, short what, void *arg)
 	log_info("%s: starting worker generation %u", t->pol.name, t->generation);
 	if (rf_worker_spawn(t) < 0) {
 		log_warnx("%s: cannot start a successor", t->pol.name);
-		rf_tenant_give_up(t);
+		t->b->events->lost(t);
 	}
 }
 
@@ -105,14 +105,6 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 		fatalx("evtimer_new");
 	log_warnx("%s: a new worker in %ld ms (death %u)", t->pol.name, bo.delay_ms, t->crashes);
 	return true;
-}
-
-void rf_recovery_cancel(struct rf_tenant *t)
-{
-	if (t->respawn_ev) {
-		event_free(t->respawn_ev);
-		t->respawn_ev = NULL;
-	}
 }
 
 /*

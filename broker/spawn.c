@@ -566,15 +566,13 @@ static void said_ready(struct rf_tenant *t, const struct rf_msg *m)
 		 * kick */
 		t->host_state = RF_HOST_SERVING;
 		log_info("%s: plugin host generation %u serving", t->pol.name, t->generation);
-		rf_upgrade_ready(t);
+		t->b->events->ready(t, true);
 		return;
 	}
-	if (t->generation > 0)
-		rf_recovery_kick(t);
 	log_info("%s: serving %s on %s through %s (%u queue%s x %u)", t->pol.name,
 		 rf_mount_runs(&t->pol), t->pol.mountpoint, rf_transport_name(rd.transport),
 		 rd.nqueues, rd.nqueues == 1 ? "" : "s", t->geom.depth);
-	rf_upgrade_ready(t);
+	t->b->events->ready(t, false);
 }
 
 static void said_host_died(struct rf_tenant *t, const struct rf_msg *m)
@@ -881,7 +879,7 @@ static void host_start_cb(int fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	rf_recovery_cancel(t);
+	rf_respawn_cancel(t);
 	if (t->stopping || t->worker_pid <= 0 || t->host_state != RF_HOST_DUE)
 		return;
 	if (rf_host_start(t, false) < 0)
@@ -918,7 +916,7 @@ static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 	if (t->stopping || t->upg != RF_UPG_NONE) {
 		if (!t->fail_reason[0])
 			snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
-		if (!t->stopping && rf_upgrade_host_died(t))
+		if (!t->stopping && t->b->events->upgrade_host_died(t))
 			return; /* the upgrade's own doing, or its rollback's */
 		if (t->stopping || t->upg != RF_UPG_NONE) {
 			/* an upgrade of the whole worker settles by its end */
@@ -942,7 +940,7 @@ static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 	}
 	t->state = RF_TENANT_STARTING;
 	t->host_state = RF_HOST_DUE;
-	rf_recovery_cancel(t);
+	rf_respawn_cancel(t);
 	tv.tv_sec = bo.delay_ms / 1000;
 	tv.tv_usec = (bo.delay_ms % 1000) * 1000;
 	t->respawn_ev = evtimer_new(t->b->base, host_start_cb, t);
@@ -997,16 +995,14 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 	if (t->upg != RF_UPG_NONE) {
 		log_info("%s: worker %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
 			 t->fail_reason);
-		if (rf_upgrade_reaped(t))
+		if (t->b->events->upgrade_reaped(t))
 			return; /* no crash: the upgrade's own doing */
 	}
 	if (t->host_loop) {
 		/* its plugin hosts died too often, each death counted */
 		t->host_loop = false;
 		log_info("%s: worker %s, its plugin hosts dying too often", t->pol.name, how);
-		if (rf_recovery_plan(t, !rf_mount_connected(t)))
-			return;
-		rf_tenant_give_up(t);
+		t->b->events->died(t, !rf_mount_connected(t));
 		return;
 	}
 	t->crashes++;
@@ -1021,9 +1017,15 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		log_warnx("%s: the worker said its FUSE connection had ended, but it has not: a "
 			  "crash like any other",
 			  t->pol.name);
-	if (rf_recovery_plan(t, conn_gone))
-		return; /* a successor is on its way */
-	rf_tenant_give_up(t);
+	t->b->events->died(t, conn_gone);
+}
+
+void rf_respawn_cancel(struct rf_tenant *t)
+{
+	if (t->respawn_ev) {
+		event_free(t->respawn_ev);
+		t->respawn_ev = NULL;
+	}
 }
 
 void rf_worker_stop(struct rf_tenant *t)

@@ -12,21 +12,6 @@
 #include "broker.h"
 #include "log.h"
 
-const char *rf_tenant_state_name(enum rf_tenant_state s)
-{
-	switch (s) {
-	case RF_TENANT_STOPPED:
-		return "stopped";
-	case RF_TENANT_STARTING:
-		return "starting";
-	case RF_TENANT_RUNNING:
-		return "running";
-	case RF_TENANT_FAILED:
-		return "failed";
-	}
-	return "?";
-}
-
 int rf_tenant_start(struct rf_tenant *t)
 {
 	int r;
@@ -75,7 +60,7 @@ fail:
 void rf_tenant_stop(struct rf_tenant *t)
 {
 	rf_upgrade_abandon(t, "the tenant was stopped");
-	rf_recovery_cancel(t);
+	rf_respawn_cancel(t);
 	rf_worker_stop(t);
 	rf_mount_detach(t);
 	rf_pool_destroy(t);
@@ -249,3 +234,27 @@ int rf_tenant_reload(struct rf_broker *b, char *msg, size_t len)
 	rf_notify("READY=1");
 	return 0;
 }
+
+/* A worker's life, as the worker layer (spawn.c, recovery.c) tells it. */
+static void worker_ready(struct rf_tenant *t, bool host_only)
+{
+	/* a new worker's queues may hold requests that came while none
+	 * served; a new plugin host's keeper served on */
+	if (!host_only && t->generation > 0)
+		rf_recovery_kick(t);
+	rf_upgrade_ready(t);
+}
+
+static void worker_died(struct rf_tenant *t, bool conn_gone)
+{
+	if (!rf_recovery_plan(t, conn_gone))
+		rf_tenant_give_up(t);
+}
+
+const struct rf_worker_events rf_tenant_events = {
+	.ready = worker_ready,
+	.upgrade_host_died = rf_upgrade_host_died,
+	.upgrade_reaped = rf_upgrade_reaped,
+	.died = worker_died,
+	.lost = rf_tenant_give_up,
+};

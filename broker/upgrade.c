@@ -107,7 +107,7 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 /* the next generation, at once */
 static int next(struct rf_tenant *t)
 {
-	rf_recovery_cancel(t);
+	rf_respawn_cancel(t);
 	t->generation++;
 	t->fail_reason[0] = '\0';
 	t->state = RF_TENANT_STARTING;
@@ -217,7 +217,7 @@ void rf_upgrade_ready(struct rf_tenant *t)
 			 (unsigned long long)nodes, (unsigned long long)files);
 	log_info("%s: %.*s", t->pol.name, (int)strcspn(msg, "\n"), msg);
 	t->upg = RF_UPG_NONE;
-	rf_control_reply(t->b, &t->upg_conn, msg);
+	t->b->answer(t->b, &t->upg_conn, msg);
 }
 
 void rf_upgrade_abandon(struct rf_tenant *t, const char *why)
@@ -229,5 +229,5 @@ void rf_upgrade_abandon(struct rf_tenant *t, const char *why)
 	snprintf(msg, sizeof(msg), "error: %s: upgrade abandoned: %.1500s\n", t->pol.name, why);
 	log_warnx("%.*s", (int)strcspn(msg, "\n"), msg);
 	t->upg = RF_UPG_NONE;
-	rf_control_reply(t->b, &t->upg_conn, msg);
+	t->b->answer(t->b, &t->upg_conn, msg);
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""tests/check-calls.py OBJ...: fail on a call circle among the files whose
-objects are named (make check-unit names the worker's).
+"""tests/check-calls.py [--layers SPEC] OBJ...: fail on a call circle among
+the files whose objects are named (make check-unit names the worker's and
+the broker's), and with --layers on a call up through the layers SPEC
+names: files separated by spaces, layers by "|", the top layer first; a
+file no layer names is below them all.
 
 File A calls file B when A's object takes a symbol B's object defines
 (nm: A's undefined symbols, B's defined ones). A function passed as a
@@ -62,8 +65,16 @@ def circles(edges, nodes):
     return out
 
 
-def main(paths):
-    if not paths:
+def main(args):
+    layers = None
+    if args[:1] == ["--layers"] and len(args) > 1:
+        layers = {}
+        for rank, layer in enumerate(args[1].split("|")):
+            for f in layer.split():
+                layers[f] = (rank, layer.strip())
+        args = args[2:]
+    paths = args
+    if not paths or any(p.startswith("-") for p in paths):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     top = os.path.commonpath([os.path.dirname(p) for p in paths])
@@ -86,9 +97,22 @@ def main(paths):
             for g in sorted(edges.get(f, ())):
                 if g in comp:
                     print("  %s -> %s: %s" % (f, g, ", ".join(sorted(names[(f, g)]))))
-    if found:
+    up, unknown = [], []
+    if layers is not None:
+        unknown = sorted(f for f in layers if f not in objs)
+        for f in unknown:
+            print("check-calls: %s: --layers names %s, which is no object named" % (top, f))
+        below = (1 << 30, "below every layer")
+        for (f, g), syms in sorted(names.items()):
+            lf, lg = layers.get(f, below), layers.get(g, below)
+            if lg[0] < lf[0]:
+                up.append((f, g))
+                print("check-calls: %s: %s (layer: %s) calls %s (layer: %s), above it: %s"
+                      % (top, f, lf[1], g, lg[1], ", ".join(sorted(syms))))
+    if found or up or unknown:
         return 1
-    print("check-calls: %s: %d files, no call circle" % (top, len(objs)))
+    print("check-calls: %s: %d files, no call circle%s" % (
+        top, len(objs), "" if layers is None else ", no call up through the layers"))
     return 0
 
 
