@@ -43,9 +43,11 @@ struct rf_req {
 	uint32_t idx; /* entry index in its queue; depth for the reader */
 	bool classic; /* this entry reads /dev/fuse instead of FUSE io-uring */
 	bool adopting; /* committing for a dead predecessor */
-	/* adoption waits until every inherited entry of the queue has shown
-	 * its slot (keeper/rescue.c); the header as the dead worker left it */
-	bool adopt_pending;
+	/* that commit's completion is to be dropped: an inherited entry took
+	 * the slot meanwhile (keeper/rescue.c) */
+	bool adopt_stale;
+	/* the header as the dead worker left it, while the rescue's EIO
+	 * answer is in the slot (keeper/rescue.c) */
 	struct {
 		char oh[sizeof(struct fuse_out_header)];
 		struct fuse_uring_ent_in_out eio;

@@ -399,10 +399,10 @@ START_TEST(test_rescue_writes_no_slot_an_inherited_entry_may_fetch_into)
 }
 END_TEST
 
-/* adoption of a candidate slot waits, reading and writing nothing, and
- * goes on once the entry has shown itself elsewhere: the dead worker's
- * answer is put back and committed; an unused slot gets a fresh entry */
-START_TEST(test_adoption_waits_until_the_inherited_entry_shows_itself)
+/* adoption of a candidate slot writes nothing into it: the commit of its
+ * record sends the EIO answer the slot holds; once the entry has shown
+ * itself elsewhere, the slots held back take fresh entries */
+START_TEST(test_adoption_while_an_entry_is_unplaced_writes_nothing)
 {
 	unsigned int before;
 	uint32_t op;
@@ -410,12 +410,14 @@ START_TEST(test_adoption_waits_until_the_inherited_entry_shows_itself)
 	rescue_with_an_entry_inherited();
 	before = io_uring_sq_ready(&q.ring);
 	rf_adopt(&reqs[2]);
+	ck_assert(reqs[2].adopting);
+	ck_assert_int_eq(reqs[2].state, RQ_WAIT);
+	ck_assert_uint_eq(slots[2].state, RF_SLOT_ANSWERED);
+	ck_assert_uint_eq(queued(&op)->commit_id, 48);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
 	rf_register_or_reserve(&reqs[1]);
-	ck_assert_int_eq(reqs[2].state, RQ_RESERVED);
-	ck_assert(reqs[2].adopt_pending);
-	ck_assert(!reqs[2].adopting);
 	ck_assert_int_eq(reqs[1].state, RQ_RESERVED);
-	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before);
+	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before + 1);
 	ck_assert_int_eq(memcmp(armed, hdrs, sizeof(armed)), 0);
 	/* the kernel: the entry fetched into slot 3 */
 	kernel_fetches(3, 60);
@@ -424,44 +426,39 @@ START_TEST(test_adoption_waits_until_the_inherited_entry_shows_itself)
 	ck_assert(!reqs[3].candidate);
 	ck_assert_uint_eq(slots[3].commit_id, 60); /* recorded as ours */
 	ck_assert_uint_eq(reqs[3].in.unique, 60);
-	/* slot 2: its answer back in place, and committed as it is */
-	ck_assert(!reqs[2].adopt_pending);
-	ck_assert(reqs[2].adopting);
-	ck_assert_int_eq(reqs[2].state, RQ_WAIT);
-	ck_assert_uint_eq(answer_in(2).unique, 48);
-	ck_assert_int_eq(answer_in(2).error, 0);
-	ck_assert_uint_eq(hdrs[2].ring_ent_in_out.payload_sz, 8);
-	ck_assert_uint_eq(ctl->adopted_answered, 1);
-	/* slot 1 (registered first, in slot order) and slot 2 */
-	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before + 2);
-	ck_assert_uint_eq(queued(&op)->commit_id, 48);
-	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
+	/* slot 1 registered; slot 2's commit ended the request it held */
 	ck_assert_int_eq(reqs[1].state, RQ_WAIT);
 	ck_assert(!reqs[1].candidate);
+	ck_assert_uint_eq(queued(&op)->commit_id, 0);
+	ck_assert_uint_eq(op, FUSE_IO_URING_CMD_REGISTER);
+	ck_assert(rf_adopt_done(&reqs[2], 0));
+	ck_assert_uint_eq(ctl->adopted, 1);
+	ck_assert_uint_eq(ctl->adopted_answered, 0);
 }
 END_TEST
 
-/* the entry fetches into the slot whose adoption waits: the slot serves
- * what it fetched, and nothing is committed for what its record names
- * (the dead entry had answered it before it fetched the lost request) */
-START_TEST(test_inherited_entry_fetches_into_a_slot_waiting_for_adoption)
+/* the entry fetches into the adopted slot, after the adoption's commit was
+ * queued: the slot serves what it fetched, and the commit (which named a
+ * request the entry had already answered, so the kernel says ENOENT) is
+ * dropped */
+START_TEST(test_inherited_entry_fetches_into_an_adopted_slot)
 {
-	unsigned int before;
-
 	rescue_with_an_entry_inherited();
-	before = io_uring_sq_ready(&q.ring);
 	rf_adopt(&reqs[2]);
+	ck_assert(reqs[2].adopting);
 	kernel_fetches(2, 60);
 	rf_probe_done(&q, 777, 0);
 	ck_assert_int_eq(q.floating, 0);
 	ck_assert(!reqs[2].candidate);
-	ck_assert(!reqs[2].adopt_pending);
 	ck_assert(!reqs[2].adopting);
-	ck_assert_uint_eq(slots[2].commit_id, 60);
+	ck_assert(reqs[2].adopt_stale);
+	ck_assert_uint_eq(slots[2].commit_id, 60); /* recorded as ours */
 	ck_assert_uint_eq(reqs[2].in.unique, 60);
 	ck_assert_uint_eq(reqs[2].in.opcode, FUSE_STATFS);
-	ck_assert_uint_eq(io_uring_sq_ready(&q.ring), before);
-	ck_assert_uint_eq(ctl->adopted_answered, 0);
+	ck_assert(rf_adopt_done(&reqs[2], -ENOENT));
+	ck_assert(!reqs[2].adopt_stale);
+	ck_assert_uint_eq(slots[2].commit_id, 60);
+	ck_assert_uint_eq(ctl->adopted, 0);
 }
 END_TEST
 
@@ -1240,8 +1237,8 @@ static Suite *rescue_suite(void)
 	tcase_add_test(tc, test_adopt_sends_a_complete_answer_as_it_is);
 	tcase_add_test(tc, test_rescue_doubts_every_slot_whose_entry_may_have_moved_on);
 	tcase_add_test(tc, test_rescue_writes_no_slot_an_inherited_entry_may_fetch_into);
-	tcase_add_test(tc, test_adoption_waits_until_the_inherited_entry_shows_itself);
-	tcase_add_test(tc, test_inherited_entry_fetches_into_a_slot_waiting_for_adoption);
+	tcase_add_test(tc, test_adoption_while_an_entry_is_unplaced_writes_nothing);
+	tcase_add_test(tc, test_inherited_entry_fetches_into_an_adopted_slot);
 	tcase_add_test(tc, test_commit_stamps_the_header);
 	tcase_add_test(tc, test_classic_reply_header);
 	tcase_add_test(tc, test_reply_under_the_delivered_id);

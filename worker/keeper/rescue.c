@@ -90,6 +90,35 @@ bool rf_rerunnable(uint32_t op)
 }
 
 /*
+ * Adoption of a slot an inherited entry may be on, and fetch into at any
+ * moment (rf_rescue): nothing is read from the slot or written into it.
+ * It holds the EIO answer every probe commits, and the commit of the
+ * recorded id sends that. Where the slot's dead entry still holds that
+ * request, its entry was no idle one, so no inherited entry is on this
+ * slot, and the request ends EIO (a complete answer of the dead worker's
+ * in the slot is not sent: the one case where adoption sends EIO for
+ * one). Where the entry had answered it, the commit finds nothing.
+ */
+static void adopt_unwritten(struct rf_req *req)
+{
+	struct rf_queue *q = req->q;
+	struct io_uring_sqe *sqe;
+
+	req->adopt_doubt = true;
+	if (!rf_request_id(req->ss->commit_id) || budget_spent(q->w)) {
+		__atomic_store_n(&req->ss->state, RF_SLOT_NONE, __ATOMIC_RELEASE);
+		rf_register_or_reserve(req);
+		return;
+	}
+	req->adopting = true;
+	req->in.unique = req->ss->commit_id;
+	__atomic_store_n(&req->ss->state, RF_SLOT_ANSWERED, __ATOMIC_RELEASE);
+	sqe = rf_queue_cmd(q, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, req->ss->commit_id);
+	rf_sqe_tag(sqe, req, RF_TAG_CMD);
+	req->state = RQ_WAIT;
+}
+
+/*
  * Finish, on our own ring, the request a dead predecessor left in this
  * slot: commit the answer it had queued, run it again if it is safe to, or
  * answer EIO. The kernel finds the request by id; the entry is ours from
@@ -104,12 +133,8 @@ void rf_adopt(struct rf_req *req)
 	struct fuse_in_header in;
 	struct io_uring_sqe *sqe;
 
-	/* an inherited entry may be on this slot and fetch into it at any
-	 * moment (rf_rescue): nothing is read or written here until every
-	 * such entry has shown where it is */
 	if (req->candidate && q->floating > 0) {
-		req->adopt_pending = true;
-		req->state = RQ_RESERVED;
+		adopt_unwritten(req);
 		return;
 	}
 	/* a record no worker playing by the rules leaves (an odd or zero
@@ -184,6 +209,17 @@ bool rf_adopt_done(struct rf_req *req, int res)
 {
 	struct rf_queue *q = req->q;
 
+	if (req->adopt_stale) {
+		/* the commit named a request its entry had already answered
+		 * (the entry went on to fetch into this slot, which now serves
+		 * that): the kernel can only have said ENOENT */
+		req->adopt_stale = false;
+		if (res != -ENOENT)
+			fatalx("queue %u slot %u: a commit for a dead worker ended %d after its "
+			       "entry had moved on",
+			       q->qid, req->idx, res);
+		return true;
+	}
 	if (!req->adopting)
 		return false;
 	req->adopting = false;
@@ -220,8 +256,9 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * dead entry's slot: one of the candidates, we do not know which. Its first
  * fetch overwrites the commit id 0 we left in that slot's header, which
  * tells us. Until every such entry has shown itself, candidate slots get
- * no fresh entry and no adoption (RQ_RESERVED); the broker's kick after a
- * respawn usually makes them show at once. Newest first keeps probes off
+ * no fresh entry (RQ_RESERVED), and adoption writes nothing into them
+ * (adopt_unwritten); the broker's kick after a respawn usually makes them
+ * show at once. Newest first keeps probes off
  * requests that arrive for an inherited entry meanwhile: those are newer
  * than every id still to ask for.
  *
@@ -256,7 +293,8 @@ static void arm_candidates(struct rf_queue *q, uint64_t id)
 }
 
 /* Put back what adoption reads into a candidate slot the dead worker used
- * (one never used keeps the marker): only once no entry may fetch into it. */
+ * (one never used keeps the marker): only where no entry may fetch into
+ * it. */
 static void restore_slot(struct rf_req *req)
 {
 	struct fuse_uring_req_header *h = (void *)req->hdr;
@@ -267,28 +305,17 @@ static void restore_slot(struct rf_req *req)
 	memcpy(&h->ring_ent_in_out, &req->adopt_saved.eio, sizeof(req->adopt_saved.eio));
 }
 
-/* Every inherited entry has shown its slot: the candidates left are free,
- * to adopt what their records name or to take a fresh entry. */
+/* Every inherited entry has shown its slot: the candidates held back
+ * take fresh entries. */
 static void register_reserved(struct rf_queue *q)
 {
 	uint32_t e;
 
-	for (e = 0; e < q->w->cfg.depth; e++) {
-		struct rf_req *req = &q->reqs[e];
-
-		if (req->state != RQ_RESERVED)
-			continue;
-		req->state = RQ_IDLE;
-		if (req->adopt_pending) {
-			req->adopt_pending = false;
-			restore_slot(req);
-			req->candidate = false;
-			rf_adopt(req);
-		} else {
-			req->candidate = false;
-			rf_queue_register(req);
+	for (e = 0; e < q->w->cfg.depth; e++)
+		if (q->reqs[e].state == RQ_RESERVED) {
+			q->reqs[e].candidate = false;
+			rf_queue_register(&q->reqs[e]);
 		}
-	}
 }
 
 /* A fresh entry for @req's slot, unless an inherited entry may be on it. */
@@ -311,13 +338,18 @@ static void inherited_fetched(struct rf_queue *q)
 		struct rf_req *req = &q->reqs[e];
 		const struct fuse_uring_req_header *h = (const void *)req->hdr;
 
-		if (!req->candidate || (req->state != RQ_IDLE && req->state != RQ_RESERVED) ||
+		/* an adopted slot too: the adoption's commit named the
+		 * request the dead entry had answered before it fetched a
+		 * lost one, so it ends ENOENT (rf_adopt_done drops it) */
+		if (!req->candidate ||
+		    (req->state != RQ_IDLE && req->state != RQ_RESERVED &&
+		     !(req->state == RQ_WAIT && req->adopting)) ||
 		    !__atomic_load_n(&h->ring_ent_in_out.commit_id, __ATOMIC_RELAXED))
 			continue;
-		/* the dead entry of this slot had answered what its record
-		 * names before it fetched the lost request: nothing is left
-		 * to adopt */
-		req->adopt_pending = false;
+		if (req->adopting) {
+			req->adopting = false;
+			req->adopt_stale = true;
+		}
 		req->candidate = false;
 		q->floating--;
 		log_debug("queue %u: the entry of a lost request fetched into slot %u", q->qid, e);
@@ -540,8 +572,8 @@ void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 			  q->qid, (unsigned long long)id);
 	}
 	q->probe_id = 0;
-	/* with no entry inherited, what adoption reads goes back now; else
-	 * once every inherited entry has shown its slot (register_reserved) */
+	/* with no entry inherited, what adoption reads goes back; else the
+	 * slots keep the EIO answer, which adoption sends (adopt_unwritten) */
 	for (e = 0; e < w->cfg.depth && q->floating <= 0; e++)
 		if (q->reqs[e].candidate)
 			restore_slot(&q->reqs[e]);
