@@ -38,8 +38,8 @@ int log_get_level(void);
 void log_escape(const char *in, char *out, size_t outlen);
 
 /* A token bucket for lines from a source the log cannot trust to be
- * quiet: @burst lines at once, then @rate a second. Zeroed, it is full. */
-/* A token bucket: @burst lines at once, then @rate a second. */
+ * quiet: @burst lines at once, then @rate a second, both given by each
+ * log_rate_take. Zeroed, it is full. */
 struct log_rate {
 	bool started;
 	uint32_t tokens;

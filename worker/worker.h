@@ -46,12 +46,6 @@ struct rf_req {
 	/* that commit's completion is to be dropped: an inherited entry took
 	 * the slot meanwhile (keeper/rescue.c) */
 	bool adopt_stale;
-	/* the header as the dead worker left it, while the rescue's EIO
-	 * answer is in the slot (keeper/rescue.c) */
-	struct {
-		char oh[sizeof(struct fuse_out_header)];
-		struct fuse_uring_ent_in_out eio;
-	} adopt_saved;
 	bool rerun; /* running a dead predecessor's request again */
 	/* the adopted slot was in doubt: a request its commit ends counts
 	 * against the rescue's budget (keeper/rescue.c) */

@@ -258,9 +258,9 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * tells us. Until every such entry has shown itself, candidate slots get
  * no fresh entry (RQ_RESERVED), and adoption writes nothing into them
  * (adopt_unwritten); the broker's kick after a respawn usually makes them
- * show at once. Newest first keeps probes off
- * requests that arrive for an inherited entry meanwhile: those are newer
- * than every id still to ask for.
+ * show at once. Newest first keeps probes off requests that arrive for an
+ * inherited entry meanwhile: those are newer than every id still to ask
+ * for.
  *
  * Nothing is written into a candidate slot while such an entry is
  * unplaced. Its fetch runs in task work of this thread, which the kernel
@@ -273,7 +273,13 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * before it compares the answer's id, which only an answer without an
  * error must carry (docs/kernel-facts.md).
  */
-static void arm_candidates(struct rf_queue *q, uint64_t id)
+/* What of a slot's header the EIO answer covers, as the dead worker left it. */
+struct saved_header {
+	char oh[sizeof(struct fuse_out_header)];
+	struct fuse_uring_ent_in_out eio;
+};
+
+static void arm_candidates(struct rf_queue *q, uint64_t id, struct saved_header *sv)
 {
 	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
 	uint32_t e;
@@ -284,8 +290,8 @@ static void arm_candidates(struct rf_queue *q, uint64_t id)
 
 		if (!req->candidate)
 			continue;
-		memcpy(req->adopt_saved.oh, h->in_out, sizeof(req->adopt_saved.oh));
-		memcpy(&req->adopt_saved.eio, &h->ring_ent_in_out, sizeof(req->adopt_saved.eio));
+		memcpy(sv[e].oh, h->in_out, sizeof(sv[e].oh));
+		memcpy(&sv[e].eio, &h->ring_ent_in_out, sizeof(sv[e].eio));
 		memcpy(h->in_out, &oh, sizeof(oh));
 		h->ring_ent_in_out.payload_sz = 0;
 		h->ring_ent_in_out.commit_id = 0;
@@ -295,14 +301,14 @@ static void arm_candidates(struct rf_queue *q, uint64_t id)
 /* Put back what adoption reads into a candidate slot the dead worker used
  * (one never used keeps the marker): only where no entry may fetch into
  * it. */
-static void restore_slot(struct rf_req *req)
+static void restore_slot(struct rf_req *req, const struct saved_header *sv)
 {
 	struct fuse_uring_req_header *h = (void *)req->hdr;
 
 	if (__atomic_load_n(&req->ss->state, __ATOMIC_ACQUIRE) == RF_SLOT_NONE)
 		return;
-	memcpy(h->in_out, req->adopt_saved.oh, sizeof(req->adopt_saved.oh));
-	memcpy(&h->ring_ent_in_out, &req->adopt_saved.eio, sizeof(req->adopt_saved.eio));
+	memcpy(h->in_out, sv->oh, sizeof(sv->oh));
+	memcpy(&h->ring_ent_in_out, &sv->eio, sizeof(sv->eio));
 }
 
 /* Every inherited entry has shown its slot: the candidates held back
@@ -529,14 +535,18 @@ void rf_rescue_bound(struct rf_worker *w)
 void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 {
 	struct rf_worker *w = q->w;
+	struct saved_header *sv;
 	uint32_t e, i, hits = 0, asked = 0;
 	int r;
 
 	if (!w->nrescue)
 		return;
+	sv = calloc(w->cfg.depth, sizeof(*sv));
+	if (!sv)
+		fatal("calloc");
 	for (e = 0; e < w->cfg.depth; e++)
 		q->reqs[e].candidate = slot_in_doubt(&q->reqs[e]);
-	arm_candidates(q, w->rescue[0]);
+	arm_candidates(q, w->rescue[0], sv);
 	for (i = 0; i < w->nrescue && !atomic_load(&w->conn_gone); i++) {
 		uint64_t id = w->rescue[i];
 		struct io_uring_sqe *sqe;
@@ -576,7 +586,8 @@ void rf_rescue(struct rf_queue *q, void (*reap)(struct rf_queue *q))
 	 * slots keep the EIO answer, which adoption sends (adopt_unwritten) */
 	for (e = 0; e < w->cfg.depth && q->floating <= 0; e++)
 		if (q->reqs[e].candidate)
-			restore_slot(&q->reqs[e]);
+			restore_slot(&q->reqs[e], &sv[e]);
+	free(sv);
 	log_info("queue %u: asked for %u request ids no worker received: %u found", q->qid, asked,
 		 hits);
 }
