@@ -17,7 +17,8 @@
 # offsets, and libfuse 3.18's own passthrough_hp, whose files' data
 # ringfence moves itself (fuse_passthrough_open). Each process holds no /dev/fuse,
 # runs as the tenant's uid under the deny list and the tenant's seccomp
-# policy, and a SIGKILL of it leaves the mount up: the next one serves.
+# policy, and a SIGKILL of it leaves the mount up: the next one serves, and
+# a file a client held open across the death answers ESTALE.
 . "$(dirname "$0")/lib.sh"
 rf_setup
 P=$BUILD/tests/programs/hello_ll M=$T/hello.mnt
@@ -182,9 +183,16 @@ rf_wait_host_replaced sq "$(rf_worker sq)" "$sqhost"
 [ "$(listing "$S")" = "$(listing "$tree")" ] || rf_fail "the image's listing differs after a SIGKILL"
 cmp -s "$tree/sub/random" "$S/sub/random" || rf_fail "sub/random differs after a SIGKILL"
 
-rf_log "  SIGKILL of hello_ll: the mount stays up, the next one serves"
+rf_log "  SIGKILL of hello_ll: the mount stays up, the next one serves, a file held open answers ESTALE"
+exec 7<"$M/hello"
 kill -9 "$host"
 rf_wait_host_replaced hello "$keeper" "$host"
+out=$(cat <&7 2>&1) && rf_fail "hello held open across the program's death read '$out'"
+case $out in
+*"Stale file handle"*) ;;
+*) rf_fail "hello held open across the program's death: '$out', not ESTALE" ;;
+esac
+exec 7<&-
 rf_is_mounted "$M" || rf_fail "the mount went away"
 host=$(rf_host "$keeper")
 [ "$(filters "$host")" = $(($(filters "$keeper") + 2)) ] ||
