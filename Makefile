@@ -221,7 +221,8 @@ UNIT_DEPS_check_pool   := $(BUILD)/obj/broker/pool.o $(LIB)
 UNIT_DEPS_check_users  := $(BUILD)/obj/broker/users.o $(LIB)
 UNIT_DEPS_check_backoff := $(BUILD)/obj/broker/backoff.o $(LIB)
 UNIT_DEPS_check_config := $(BUILD)/obj/broker/config.o $(LIB)
-UNIT_DEPS_check_handover := $(BUILD)/obj/broker/handover.o $(LIB)
+UNIT_DEPS_check_handover := $(BUILD)/obj/broker/handover.o $(BUILD)/obj/broker/state.o $(LIB)
+UNIT_DEPS_check_state := $(BUILD)/obj/broker/state.o $(LIB)
 UNIT_DEPS_check_record := $(BUILD)/obj/plugins/record.o $(LIB)
 PLUGIN_OBJ := $(BUILD)/obj/worker/plugin/dispatch.o $(BUILD)/obj/worker/plugin/reply.o $(BUILD)/obj/worker/plugin/restore.o \
 	$(BUILD)/obj/worker/plugin/nodetab.o $(BUILD)/obj/worker/plugin/idmap.o

@@ -48,11 +48,37 @@ struct rf_cgroup {
 	bool sched_idle; /* the worker runs SCHED_IDLE in its own cpu group */
 };
 
+/*
+ * A tenant's life, one state at a time (state.c: the table of the steps
+ * each may take, and the word ringfencectl status shows for it). The
+ * first four are what status says and what a broker hands over.
+ */
 enum rf_tenant_state {
-	RF_TENANT_STOPPED = 0,
-	RF_TENANT_STARTING,
-	RF_TENANT_RUNNING,
-	RF_TENANT_FAILED,
+	RF_TENANT_STOPPED = 0, /* nothing mounted, no worker */
+	RF_TENANT_STARTING, /* a worker started, its READY awaited */
+	RF_TENANT_RUNNING, /* its worker serves */
+	RF_TENANT_FAILED, /* given up, or never started: nothing serves */
+	RF_TENANT_RESPONDING, /* the built-in EIO responder serves (status: failed) */
+	RF_TENANT_RESPONDER_STARTING, /* crash loop: the responder started */
+	RF_TENANT_RESPAWN_DUE, /* the worker died; its successor's timer runs */
+	RF_TENANT_HOST_DUE, /* host_restart: the plugin host died, the keeper
+			     * serves on; the next host's timer runs */
+	RF_TENANT_HOST_STARTING, /* the next plugin host asked for, its READY awaited */
+	RF_TENANT_HOST_LOOP, /* plugin hosts died too often: the worker is
+			      * killed, its death a crash */
+	RF_TENANT_UPG_KILLED, /* upgrade: the old worker (or plugin host) ends */
+	RF_TENANT_UPG_TRIAL, /* the new plugin's, restoring strictly, READY awaited */
+	RF_TENANT_UPG_ROLLBACK, /* that failed: the old plugin's, READY awaited */
+	RF_TENANT_STOPPING, /* the worker is told to go; no successor */
+	RF_TENANT_NSTATES
+};
+
+/* Facts of one worker process, reset when the next one is spawned. */
+struct rf_worker_proc {
+	bool sigkilled; /* the broker sent it SIGKILL */
+	bool reaping; /* reading its last words: LOG and FAILED only */
+	bool host_killed; /* asked its keeper to end its host (end_host, watchdog.c) */
+	bool hb_host_ended; /* the heartbeat did, and no PING was answered since */
 };
 
 /* A queue's kicker (recovery.c). */
@@ -60,13 +86,6 @@ struct rf_kick {
 	pid_t pid; /* while it runs, else 0 */
 	unsigned int generation; /* the worker generation it kicks for */
 	bool owed; /* a newer generation waits for a kick once it has gone */
-};
-
-enum rf_upgrade_phase {
-	RF_UPG_NONE = 0,
-	RF_UPG_KILLED, /* the old worker was killed; its successor is the new plugin's */
-	RF_UPG_TRIAL, /* the new plugin's worker, restoring strictly, not READY yet */
-	RF_UPG_ROLLBACK, /* that failed; the old plugin's worker, not READY yet */
 };
 
 struct rf_tenant {
@@ -103,16 +122,14 @@ struct rf_tenant {
 	uint64_t ipc_waits; /* ticks a channel waited so */
 	struct event *start_ev; /* deadline for READY */
 	uint32_t msgs_seen; /* RF_MSG_BIT()s of what the worker sent */
-	bool reaping; /* reading a dead worker's last words: LOG and FAILED only */
 	time_t started;
-	bool stopping;
 	unsigned int restarts; /* by the operator (restart) */
 	unsigned int crashes; /* worker deaths */
 	unsigned int generation; /* of the current worker */
 	unsigned int watchdog_kills;
 	unsigned int heartbeat_kills;
 	unsigned int outside_kills; /* deaths by signals the broker did not send */
-	bool sigkilled; /* the broker sent the current worker SIGKILL */
+	struct rf_worker_proc proc; /* the current worker's */
 	uint64_t hb_seq; /* the last PING sent, per tenant, never reused */
 	uint64_t hb_sent_seq; /* the PING awaiting its answer; 0: none */
 	uint64_t hb_sent_ns;
@@ -120,24 +137,12 @@ struct rf_tenant {
 	/* a worker's log lines: a token bucket (spawn.c), and what it dropped */
 	struct log_rate log_rate;
 	uint64_t log_dropped, log_dropped_told;
-	bool responder; /* the worker is the built-in EIO responder */
 	struct rf_kick *kicks; /* recovery.c: one per queue */
 	time_t kick_started;
 	struct event *respawn_ev;
-	/* host_restart (spawn.c): the worker's plugin host died and the next
-	 * one is due (respawn_ev) or started (start_ev: its READY); a crash
-	 * loop of hosts that ends the worker (counted once) */
-	enum {
-		RF_HOST_SERVING = 0,
-		RF_HOST_DUE,
-		RF_HOST_STARTED
-	} host_state;
-	bool host_loop;
-	bool host_killed; /* asked the keeper to end its host (end_host, watchdog.c) */
-	bool hb_host_ended; /* the heartbeat did, and no PING was answered since */
 	/* upgrade.c: ringfencectl upgrade, from the kill of the old worker to
-	 * the new one's READY (or the old plugin's, rolled back) */
-	enum rf_upgrade_phase upg;
+	 * the new one's READY (or the old plugin's, rolled back): the
+	 * RF_TENANT_UPG_* states */
 	bool upg_host; /* of the plugin host alone (host_restart) */
 	char upg_old[RF_POLICY_PATH_MAX]; /* the plugin to roll back to */
 	char upg_why[512]; /* why the new one did not serve */
@@ -458,7 +463,9 @@ int rf_control_adopt(struct rf_broker *b, int fd, int reply_fd, const char *text
 /* handover.c: the broker's state as text, for the image that replaces it
  * (reexec.c). Pure. */
 #define RF_HANDOVER_MAGIC "ringfence-broker-state"
-#define RF_HANDOVER_FORMAT 1
+/* format 2: one state per tenant; 1 (still read): four states, and the
+ * responder and a stopping tenant as flags beside them */
+#define RF_HANDOVER_FORMAT 2
 struct rf_handover {
 	int pid; /* the process: the same before and after exec */
 	int ipc_version, pool_version; /* of the running workers */
@@ -513,7 +520,18 @@ int rf_host_start(struct rf_tenant *t, bool plugin_file);
 void rf_upgrade_ready(struct rf_tenant *t);
 void rf_upgrade_abandon(struct rf_tenant *t, const char *why);
 
-/* state.c */
+/* state.c: a state's name ("host due"); the one of the first four that
+ * status shows for it; whether @from may step to @to; the step (a step
+ * the table does not allow is logged as the broker's bug, and taken);
+ * whether the tenant is ending (no successor: stopping, stopped, failed),
+ * upgrading (RF_TENANT_UPG_*), or settled (none of its processes between
+ * two states: a broker may hand it over). */
 const char *rf_tenant_state_name(enum rf_tenant_state s);
+enum rf_tenant_state rf_tenant_state_shown(enum rf_tenant_state s);
+bool rf_tenant_state_may(enum rf_tenant_state from, enum rf_tenant_state to);
+void rf_tenant_enter(struct rf_tenant *t, enum rf_tenant_state s);
+bool rf_tenant_ending(const struct rf_tenant *t);
+bool rf_tenant_upgrading(const struct rf_tenant *t);
+bool rf_tenant_settled(enum rf_tenant_state s);
 
 #endif /* RINGFENCE_BROKER_H */

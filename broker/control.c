@@ -274,7 +274,8 @@ static size_t status_counters(const struct rf_tenant *t, const struct rf_queue_s
 static void put_status(struct out *o, const struct rf_tenant *t, int json)
 {
 	const char *limits = t->cg.mechanism[0] ? t->cg.mechanism : "rlimits";
-	long long up = t->started && t->state == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
+	enum rf_tenant_state shown = rf_tenant_state_shown(t->state);
+	long long up = t->started && shown == RF_TENANT_RUNNING ? time(NULL) - t->started : 0;
 	/* the kernel's buffer pools, or a payload buffer per entry; and the
 	 * bytes the pool pins (registered with every ring) */
 	const char *buffers = t->geom.qpool_size ? "pool" : "entries";
@@ -301,7 +302,7 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 		    "tenant=%s state=%s transport=%s queues=%u depth=%u max_write=%u buffers=%s "
 		    "zero_copy=%s pinned=%llu state_size=%llu worker=%d mountpoint=%s plugin=%s "
 		    "program=%s user=%s uid=%u gid=%u",
-		    t->pol.name, rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues,
+		    t->pol.name, rf_tenant_state_name(shown), conn_transport(t), t->geom.nqueues,
 		    t->geom.depth, t->conn.max_write, buffers, zero_copy, pinned, state,
 		    (int)t->worker_pid, t->pol.mountpoint, t->pol.plugin, t->pol.program,
 		    t->pol.user, (unsigned int)t->uid, (unsigned int)t->gid);
@@ -321,7 +322,7 @@ static void put_status(struct out *o, const struct rf_tenant *t, int json)
 	    ",\"state\":\"%s\",\"transport\":\"%s\",\"queues\":%u,\"depth\":%u,"
 	    "\"max_write\":%u,\"buffers\":\"%s\",\"zero_copy\":\"%s\",\"pinned\":%llu,"
 	    "\"state_size\":%llu,\"worker\":%d,\"mountpoint\":",
-	    rf_tenant_state_name(t->state), conn_transport(t), t->geom.nqueues, t->geom.depth,
+	    rf_tenant_state_name(shown), conn_transport(t), t->geom.nqueues, t->geom.depth,
 	    t->conn.max_write, buffers, zero_copy, pinned, state, (int)t->worker_pid);
 	put_jstr(o, t->pol.mountpoint);
 	put(o, ",\"plugin\":");
@@ -508,7 +509,7 @@ static void run_command(struct rf_broker *b, char *line, struct out *o, struct r
 				put(o, "%s restarted\n", t->pol.name);
 		} else {
 			rf_tenant_stop(t);
-			t->state = RF_TENANT_STOPPED;
+			rf_tenant_enter(t, RF_TENANT_STOPPED);
 			t->fail_reason[0] = '\0';
 			put(o, "%s unmounted\n", t->pol.name);
 		}

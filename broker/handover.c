@@ -10,7 +10,7 @@
  * with its own parser; what a tenant runs that the text does not say (a
  * plugin from ringfencectl upgrade) goes with the tenant.
  *
- *   ringfence-broker-state 1
+ *   ringfence-broker-state 2
  *   KEY VALUE                      the broker's fields
  *   policy LENGTH                  then LENGTH bytes of policy text and a newline
  *   tenant NAME                    then KEY VALUE lines of that tenant
@@ -100,21 +100,19 @@ static const struct field fields[] = {
 	ONE("ipc_waits", F_UNSIGNED, ipc_waits),
 	ONE("msgs_seen", F_UNSIGNED, msgs_seen),
 	ONE("started", F_SIGNED, started),
-	ONE("stopping", F_BOOL, stopping),
 	ONE("restarts", F_UNSIGNED, restarts),
 	ONE("crashes", F_UNSIGNED, crashes),
 	ONE("generation", F_UNSIGNED, generation),
 	ONE("watchdog_kills", F_UNSIGNED, watchdog_kills),
 	ONE("heartbeat_kills", F_UNSIGNED, heartbeat_kills),
 	ONE("outside_kills", F_UNSIGNED, outside_kills),
-	ONE("sigkilled", F_BOOL, sigkilled),
+	ONE("sigkilled", F_BOOL, proc.sigkilled),
 	ONE("hb_seq", F_UNSIGNED, hb_seq),
 	ONE("hb_sent_seq", F_UNSIGNED, hb_sent_seq),
 	ONE("hb_sent_ns", F_UNSIGNED, hb_sent_ns),
 	ARR("deaths", F_SIGNED, deaths, RF_CRASH_LIMIT_MAX),
 	ONE("log_dropped", F_UNSIGNED, log_dropped),
 	ONE("log_dropped_told", F_UNSIGNED, log_dropped_told),
-	ONE("responder", F_BOOL, responder),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -216,6 +214,8 @@ struct cursor {
 	unsigned int line;
 	char *err;
 	size_t errlen;
+	int format;
+	bool responder; /* format 1: the tenant's worker is the EIO responder */
 };
 
 static int perr(struct cursor *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -336,6 +336,15 @@ static int tenant_line(struct cursor *c, struct rf_tenant *t, char *line)
 	if (!v)
 		return perr(c, "'%.64s': a key and a value expected", line);
 	*v++ = '\0';
+	if (c->format == 1 && (!strcmp(line, "stopping") || !strcmp(line, "responder"))) {
+		/* a stopped or failed tenant's state says all; the responder
+		 * is a state of its own (tenant_check) */
+		if (strcmp(v, "0") && strcmp(v, "1"))
+			return perr(c, "%s: bad value '%.64s'", line, v);
+		if (line[0] == 'r')
+			c->responder = v[0] == '1';
+		return 0;
+	}
 	for (k = 0; k < NFIELDS; k++) {
 		size_t n = strlen(fields[k].name);
 
@@ -362,10 +371,17 @@ static int tenant_check(struct cursor *c, const struct rf_handover *h, struct rf
 	struct rf_pool_geom g;
 	size_t i;
 
-	if (t->state != RF_TENANT_STOPPED && t->state != RF_TENANT_RUNNING &&
-	    t->state != RF_TENANT_FAILED)
-		return perr(c, "tenant %s: state %d cannot be handed over", t->pol.name,
-			    (int)t->state);
+	if (c->format == 1 && t->state > RF_TENANT_FAILED)
+		return perr(c, "tenant %s: state %d in format 1", t->pol.name, (int)t->state);
+	if (c->format == 1 && c->responder) {
+		if (t->state != RF_TENANT_FAILED)
+			return perr(c, "tenant %s: the responder, state %d", t->pol.name,
+				    (int)t->state);
+		t->state = RF_TENANT_RESPONDING;
+	}
+	if (!rf_tenant_settled(t->state))
+		return perr(c, "tenant %s: state %d (%s) cannot be handed over", t->pol.name,
+			    (int)t->state, rf_tenant_state_name(t->state));
 	if (t->conn.transport < RF_TRANSPORT_AUTO || t->conn.transport > RF_TRANSPORT_CLASSIC)
 		return perr(c, "tenant %s: transport %d", t->pol.name, (int)t->conn.transport);
 	if (t->cg.ngroups < 0 || t->cg.ngroups > RF_CG_MAX)
@@ -416,6 +432,7 @@ static int tenant_start(struct cursor *c, struct rf_handover *h, const char *v)
 	h->tenants = t;
 	t = &h->tenants[h->ntenants++];
 	memset(t, 0, sizeof(*t));
+	c->responder = false;
 	t->pol = h->policy->mounts[i];
 	t->fuse_fd = t->pool_fd = t->state_fd = t->ipc_fd = t->host_ipc_fd = -1;
 	return 0;
@@ -510,9 +527,10 @@ int rf_handover_parse(const char *text, size_t len, struct rf_handover *h, char 
 		return r;
 	if (sscanf(line, "%63s %d", magic, &format) != 2 || strcmp(magic, RF_HANDOVER_MAGIC))
 		return perr(&c, "not a ringfence broker state");
-	if (format != RF_HANDOVER_FORMAT)
-		return perr(&c, "format %d; this ringfenced reads format %d", format,
+	if (format != 1 && format != RF_HANDOVER_FORMAT)
+		return perr(&c, "format %d; this ringfenced reads formats 1 and %d", format,
 			    RF_HANDOVER_FORMAT);
+	c.format = format;
 	for (;;) {
 		char *v;
 

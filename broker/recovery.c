@@ -42,8 +42,9 @@ static void respawn_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	rf_respawn_cancel(t);
-	if (t->stopping)
+	if (t->state != RF_TENANT_RESPAWN_DUE)
 		return;
+	rf_tenant_enter(t, RF_TENANT_STARTING);
 	t->generation++;
 	t->fail_reason[0] = '\0';
 	log_info("%s: starting worker generation %u", t->pol.name, t->generation);
@@ -67,7 +68,7 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 		log_warnx("%s: %s; nothing to recover", t->pol.name, t->fail_reason);
 		return false;
 	}
-	if (t->responder) {
+	if (t->state == RF_TENANT_RESPONDER_STARTING || t->state == RF_TENANT_RESPONDING) {
 		log_warnx("%s: the EIO responder died; giving the tenant up", t->pol.name);
 		return false;
 	}
@@ -85,7 +86,7 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 				 " (%u deaths so far by signals the broker did not send)",
 				 t->outside_kills);
 		log_warnx("%s: %s", t->pol.name, t->fail_reason);
-		t->responder = true;
+		rf_tenant_enter(t, RF_TENANT_RESPONDER_STARTING);
 		t->generation++;
 		if (rf_worker_spawn(t) < 0)
 			return false;
@@ -93,7 +94,7 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 	}
 	tv.tv_sec = bo.delay_ms / 1000;
 	tv.tv_usec = (bo.delay_ms % 1000) * 1000;
-	t->state = RF_TENANT_STARTING;
+	rf_tenant_enter(t, RF_TENANT_RESPAWN_DUE);
 	if (t->respawn_ev) {
 		/* one successor at a time: a second death report for one
 		 * worker must not leave a timer no one frees */
@@ -206,7 +207,7 @@ bool rf_recovery_reaped(struct rf_broker *b, pid_t pid)
 				continue;
 			k->pid = 0;
 			log_debug("%s: kicker %d of queue %u is done", t->pol.name, (int)pid, q);
-			if (k->owed && t->state == RF_TENANT_RUNNING && !t->stopping)
+			if (k->owed && t->state == RF_TENANT_RUNNING)
 				kick(t, q);
 			return true;
 		}

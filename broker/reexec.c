@@ -71,13 +71,15 @@ static const char *busy(const struct rf_broker *b, char *buf, size_t len)
 		const struct rf_tenant *t = b->tenants[i];
 		const char *what = NULL;
 
-		if (t->upg != RF_UPG_NONE)
+		if (rf_tenant_upgrading(t))
 			what = "a plugin upgrade is under way";
 		else if (t->respawn_ev)
 			what = "a successor worker is due";
-		else if (t->start_ev || t->state == RF_TENANT_STARTING)
+		else if (t->start_ev || rf_tenant_state_shown(t->state) == RF_TENANT_STARTING)
 			what = "its worker is starting";
-		else if (t->host_killed)
+		else if (!rf_tenant_settled(t->state))
+			what = "it is between two states";
+		else if (t->proc.host_killed)
 			what = "its plugin host is being ended";
 		for (q = 0; !what && t->kicks && q < t->geom.nqueues; q++)
 			if (t->kicks[q].pid > 0)
@@ -475,10 +477,8 @@ void rf_reexec_adopt(struct rf_broker *b, struct rf_handover *h)
 		snprintf(failed + n, sizeof(failed) - n, "%s%s (%s)", n ? "; " : "", t->pol.name,
 			 bad);
 		lost++;
-		if (t->worker_pid > 0) {
-			rf_worker_sigkill(t);
-			t->stopping = true; /* reaped later; no successor */
-		}
+		/* failed: its worker, reaped later, has no successor */
+		rf_worker_sigkill(t);
 		rf_tenant_give_up(t);
 	}
 	rf_orphans_init(b);

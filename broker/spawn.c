@@ -68,7 +68,7 @@ void rf_worker_sigkill(struct rf_tenant *t)
 {
 	if (t->worker_pid <= 0)
 		return;
-	t->sigkilled = true;
+	t->proc.sigkilled = true;
 	kill(t->worker_pid, SIGKILL);
 }
 
@@ -111,11 +111,11 @@ void rf_worker_kill(struct rf_tenant *t, const char *why)
  */
 bool rf_host_end(struct rf_tenant *t)
 {
-	if (!t->pol.host_restart || t->responder || t->upg != RF_UPG_NONE || t->host_killed ||
-	    t->hb_host_ended || t->state != RF_TENANT_RUNNING || t->worker_pid <= 0 ||
+	if (!t->pol.host_restart || t->state != RF_TENANT_RUNNING || t->proc.host_killed ||
+	    t->proc.hb_host_ended || t->worker_pid <= 0 ||
 	    rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) < 0)
 		return false;
-	t->host_killed = true;
+	t->proc.host_killed = true;
 	return true;
 }
 
@@ -249,7 +249,7 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.max_file_size = t->pol.max_file_size;
 	c.max_tasks = rf_cgroup_nproc(t);
 	c.generation = t->generation;
-	c.responder = t->responder;
+	c.responder = t->state == RF_TENANT_RESPONDER_STARTING;
 	c.bench = t->b->bench;
 	c.ownership = t->pol.ownership;
 	c.adopt = t->generation > 0 && t->conn.transport == RF_TRANSPORT_URING;
@@ -268,8 +268,8 @@ static int send_config(struct rf_tenant *t, const struct io_uring_params *params
 	c.restore_size = t->state_fd >= 0 ? rf_restore_bytes(t->pol.restore_nodes) : 0;
 	c.restore_nodes = c.restore_size ? t->pol.restore_nodes : 0;
 	/* an upgrade's new plugin restores all, or ends before serving */
-	c.restore_strict = t->upg == RF_UPG_TRIAL;
-	c.host_restart = t->pol.host_restart && !t->responder;
+	c.restore_strict = t->state == RF_TENANT_UPG_TRIAL;
+	c.host_restart = t->pol.host_restart && !c.responder;
 	c.debug = t->pol.debug;
 	if (t->pol.debug && !t->generation)
 		log_warnx("%s: debug = yes: its plugin host may be traced and dumps core%s%s, "
@@ -406,11 +406,7 @@ int rf_worker_spawn(struct rf_tenant *t)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	fcntl(hv[0], F_SETFL, O_NONBLOCK);
 	t->worker_pid = pid;
-	t->sigkilled = false;
-	t->host_state = RF_HOST_SERVING;
-	t->host_loop = false;
-	t->host_killed = false;
-	t->hb_host_ended = false;
+	memset(&t->proc, 0, sizeof(t->proc));
 	if (rf_proc_starttime(pid, &t->worker_start) < 0)
 		t->worker_start = 0;
 	rf_orphans_record(t->b);
@@ -554,17 +550,48 @@ static void said_hello(struct rf_tenant *t, const struct rf_msg *m)
 		rf_worker_kill(t, "IPC version mismatch");
 }
 
+/* A plugin host alone is starting: its READY is the host's. */
+static bool host_starting(const struct rf_tenant *t)
+{
+	return t->state == RF_TENANT_HOST_STARTING ||
+	       (t->upg_host &&
+		(t->state == RF_TENANT_UPG_TRIAL || t->state == RF_TENANT_UPG_ROLLBACK));
+}
+
 static void said_ready(struct rf_tenant *t, const struct rf_msg *m)
 {
 	struct rf_msg_ready rd;
+	bool host_only;
 
 	memcpy(&rd, m->payload, sizeof(rd));
-	t->state = t->responder ? RF_TENANT_FAILED : RF_TENANT_RUNNING;
+	switch (t->state) {
+	case RF_TENANT_STARTING:
+	case RF_TENANT_HOST_STARTING:
+	case RF_TENANT_RESPONDER_STARTING:
+	case RF_TENANT_UPG_TRIAL:
+	case RF_TENANT_UPG_ROLLBACK:
+		break;
+	case RF_TENANT_STOPPING:
+	case RF_TENANT_STOPPED:
+	case RF_TENANT_FAILED:
+	case RF_TENANT_HOST_LOOP:
+		/* a worker the broker is ending */
+		log_debug("%s: READY while %s: ignored", t->pol.name,
+			  rf_tenant_state_name(t->state));
+		return;
+	default:
+		rf_worker_kill(t, "READY when nothing was starting");
+		return;
+	}
 	stop_start_timer(t);
-	if (t->host_state == RF_HOST_STARTED) {
+	host_only = host_starting(t);
+	/* an upgrade's READY ends the upgrade (rf_upgrade_ready) */
+	if (!rf_tenant_upgrading(t))
+		rf_tenant_enter(t, t->state == RF_TENANT_RESPONDER_STARTING ? RF_TENANT_RESPONDING
+									    : RF_TENANT_RUNNING);
+	if (host_only) {
 		/* the keeper and its rings served on: nothing waits for a
 		 * kick */
-		t->host_state = RF_HOST_SERVING;
 		log_info("%s: plugin host generation %u serving", t->pol.name, t->generation);
 		t->b->events->ready(t, true);
 		return;
@@ -627,7 +654,7 @@ const char *rf_host_msg_refusal(uint32_t type, uint32_t seen)
 static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 {
 	const char *refusal = rf_says_handle(worker_says, NRULES(worker_says), t, m, &t->msgs_seen,
-					     t->reaping, RF_NOT_FROM_WORKER);
+					     t->proc.reaping, RF_NOT_FROM_WORKER);
 
 	if (refusal) {
 		char why[128];
@@ -645,7 +672,7 @@ static void handle_msg(struct rf_tenant *t, struct rf_msg *m)
 
 static bool ipc_budget(struct rf_tenant *t, struct event *ev, uint32_t *reads, bool *waiting)
 {
-	if (t->reaping)
+	if (t->proc.reaping)
 		return true; /* a dead worker's last words: bounded by the caller */
 	if (*reads < RF_IPC_READS) {
 		(*reads)++;
@@ -722,7 +749,7 @@ void rf_worker_ipc_cb(int fd, short what, void *arg)
  * already being ended, or dead. */
 static void host_offense(struct rf_tenant *t, const char *why)
 {
-	if (t->reaping || t->worker_pid <= 0 || t->host_killed)
+	if (t->proc.reaping || t->worker_pid <= 0 || t->proc.host_killed)
 		return;
 	if (rf_host_end(t)) {
 		log_warnx("%s: ending the plugin host of worker %d: %s", t->pol.name,
@@ -752,7 +779,7 @@ void rf_host_ipc_cb(int fd, short what, void *arg)
 	if (!r)
 		return;
 	refusal = rf_says_handle(host_says, NRULES(host_says), t, &m, &t->host_msgs_seen,
-				 t->reaping, RF_NOT_FROM_HOST);
+				 t->proc.reaping, RF_NOT_FROM_HOST);
 	if (refusal) {
 		snprintf(words, sizeof(words), "%s (%s)", refusal, rf_msg_name(m.hdr.type));
 		host_offense(t, words);
@@ -764,9 +791,9 @@ void rf_host_ipc_cb(int fd, short what, void *arg)
  * to end. */
 static void ipc_drain(struct rf_tenant *t, int fd, struct event **ev, event_callback_fn cb)
 {
-	bool was = t->reaping;
+	bool was = t->proc.reaping;
 
-	t->reaping = true;
+	t->proc.reaping = true;
 	for (int i = 0; i < 64 && *ev && fd >= 0; i++) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
@@ -774,7 +801,7 @@ static void ipc_drain(struct rf_tenant *t, int fd, struct event **ev, event_call
 			break;
 		cb(fd, EV_READ, t);
 	}
-	t->reaping = was;
+	t->proc.reaping = was;
 }
 
 /* Signals the kernel raises for a process's own doing: a fault, abort(),
@@ -816,13 +843,14 @@ static bool end_words(const struct rf_tenant *t, int status, bool host, bool by_
 	} else if (WIFSIGNALED(status)) {
 		/* a kill the broker did not send: say so, and count it apart
 		 * (it counts as a crash all the same) */
-		outside = !(host ? t->host_killed || by_keeper : t->sigkilled) &&
+		outside = !(host ? t->proc.host_killed || by_keeper : t->proc.sigkilled) &&
 			  !own_doing(WTERMSIG(status));
 		snprintf(how, len, "was killed by signal %d (%s)%s", WTERMSIG(status),
 			 strsignal(WTERMSIG(status)),
-			 outside			? RF_NOT_OURS
-			 : by_keeper && !t->host_killed ? " by its keeper, for breaking the rules"
-							: "");
+			 outside ? RF_NOT_OURS
+			 : by_keeper && !t->proc.host_killed
+				 ? " by its keeper, for breaking the rules"
+				 : "");
 	} else {
 		snprintf(how, len, "ended (status 0x%x)", status);
 	}
@@ -854,18 +882,18 @@ int rf_host_start(struct rf_tenant *t, bool plugin_file)
 	t->fail_reason[0] = '\0';
 	hs.generation = t->generation;
 	/* an upgrade's new plugin restores all, or ends before serving */
-	hs.restore_strict = t->upg == RF_UPG_TRIAL;
+	hs.restore_strict = t->state == RF_TENANT_UPG_TRIAL;
 	r = rf_msg_send(t->ipc_fd, RF_MSG_HOST_START, 0, &hs, sizeof(hs), &fd, fd >= 0 ? 1 : 0);
 	if (fd >= 0)
 		close(fd);
 	if (r < 0)
 		return r;
-	t->host_state = RF_HOST_STARTED;
-	t->state = RF_TENANT_STARTING;
+	if (!rf_tenant_upgrading(t))
+		rf_tenant_enter(t, RF_TENANT_HOST_STARTING);
 	log_info("%s: starting plugin host generation %u%s", t->pol.name, t->generation,
-		 t->upg == RF_UPG_TRIAL	     ? " (the upgrade)"
-		 : t->upg == RF_UPG_ROLLBACK ? " (rolled back)"
-					     : "");
+		 t->state == RF_TENANT_UPG_TRIAL      ? " (the upgrade)"
+		 : t->state == RF_TENANT_UPG_ROLLBACK ? " (rolled back)"
+						      : "");
 	stop_start_timer(t);
 	t->start_ev = evtimer_new(t->b->base, start_timeout_cb, t);
 	if (!t->start_ev || evtimer_add(t->start_ev, &tv) < 0)
@@ -880,7 +908,7 @@ static void host_start_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	rf_respawn_cancel(t);
-	if (t->stopping || t->worker_pid <= 0 || t->host_state != RF_HOST_DUE)
+	if (t->state != RF_TENANT_HOST_DUE || t->worker_pid <= 0)
 		return;
 	if (rf_host_start(t, false) < 0)
 		rf_worker_kill(t, "cannot ask for the next plugin host");
@@ -891,7 +919,7 @@ static void host_start_cb(int fd, short what, void *arg)
  * holding what comes meanwhile. A death as any other for the counts and
  * the back-off; the next host starts at the same pace a next worker
  * would (HOST_START), and a crash loop ends the worker, for the EIO
- * responder (rf_worker_reaped, host_loop).
+ * responder (rf_worker_reaped, RF_TENANT_HOST_LOOP).
  */
 static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 {
@@ -901,24 +929,25 @@ static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 	char how[192];
 	bool outside;
 
-	if (!t->pol.host_restart || t->responder || t->host_state == RF_HOST_DUE ||
-	    (t->host_state == RF_HOST_SERVING && !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)))) {
+	if (!t->pol.host_restart || t->state == RF_TENANT_RESPONDER_STARTING ||
+	    t->state == RF_TENANT_RESPONDING || t->state == RF_TENANT_HOST_DUE ||
+	    (!host_starting(t) && !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)))) {
 		rf_worker_kill(t, "HOST_DIED where no plugin host can have died");
 		return;
 	}
 	outside = end_words(t, status, true, d->by_keeper == 1, how, sizeof(how));
-	t->host_killed = false;
+	t->proc.host_killed = false;
 	stop_start_timer(t);
 	t->msgs_seen &= ~(RF_MSG_BIT(RF_MSG_READY) | RF_MSG_BIT(RF_MSG_SECCOMP) |
 			  RF_MSG_BIT(RF_MSG_FAILED));
 	t->host_msgs_seen = 0;
 	t->hb_sent_seq = 0;
-	if (t->stopping || t->upg != RF_UPG_NONE) {
+	if (rf_tenant_ending(t) || rf_tenant_upgrading(t)) {
 		if (!t->fail_reason[0])
 			snprintf(t->fail_reason, sizeof(t->fail_reason), "plugin host %s", how);
-		if (!t->stopping && t->b->events->upgrade_host_died(t))
+		if (!rf_tenant_ending(t) && t->b->events->upgrade_host_died(t))
 			return; /* the upgrade's own doing, or its rollback's */
-		if (t->stopping || t->upg != RF_UPG_NONE) {
+		if (rf_tenant_ending(t) || rf_tenant_upgrading(t)) {
 			/* an upgrade of the whole worker settles by its end */
 			rf_worker_sigkill(t);
 			return;
@@ -934,12 +963,11 @@ static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 	bo = rf_backoff_after_death(t->deaths, t->pol.crash_limit, t->pol.crash_window, t->crashes,
 				    time(NULL));
 	if (bo.crash_loop) {
-		t->host_loop = true;
+		rf_tenant_enter(t, RF_TENANT_HOST_LOOP);
 		rf_worker_sigkill(t);
 		return;
 	}
-	t->state = RF_TENANT_STARTING;
-	t->host_state = RF_HOST_DUE;
+	rf_tenant_enter(t, RF_TENANT_HOST_DUE);
 	rf_respawn_cancel(t);
 	tv.tv_sec = bo.delay_ms / 1000;
 	tv.tv_usec = (bo.delay_ms % 1000) * 1000;
@@ -987,20 +1015,19 @@ void rf_worker_reaped(struct rf_tenant *t, int status)
 		snprintf(t->fail_reason, sizeof(t->fail_reason),
 			 "seccomp killed the worker without a report (a call made with signals "
 			 "blocked, or an i386/x32 system call)");
-	if (t->stopping) {
+	if (rf_tenant_ending(t)) {
 		log_info("%s: worker %s", t->pol.name, how);
 		rf_cgroup_remove(t);
 		return;
 	}
-	if (t->upg != RF_UPG_NONE) {
+	if (rf_tenant_upgrading(t)) {
 		log_info("%s: worker %s%s%s", t->pol.name, how, t->fail_reason[0] ? " after: " : "",
 			 t->fail_reason);
 		if (t->b->events->upgrade_reaped(t))
 			return; /* no crash: the upgrade's own doing */
 	}
-	if (t->host_loop) {
+	if (t->state == RF_TENANT_HOST_LOOP) {
 		/* its plugin hosts died too often, each death counted */
-		t->host_loop = false;
 		log_info("%s: worker %s, its plugin hosts dying too often", t->pol.name, how);
 		t->b->events->died(t, !rf_mount_connected(t));
 		return;
@@ -1032,7 +1059,8 @@ void rf_worker_stop(struct rf_tenant *t)
 {
 	int status, i;
 
-	t->stopping = true;
+	if (!rf_tenant_ending(t))
+		rf_tenant_enter(t, RF_TENANT_STOPPING);
 	if (t->worker_pid <= 0)
 		return;
 	if (t->ipc_fd >= 0)

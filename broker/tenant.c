@@ -16,12 +16,10 @@ int rf_tenant_start(struct rf_tenant *t)
 {
 	int r;
 
-	t->state = RF_TENANT_STARTING;
+	rf_tenant_enter(t, RF_TENANT_STARTING);
 	t->fail_reason[0] = '\0';
-	t->stopping = false;
 	t->generation = 0;
 	t->crashes = 0;
-	t->responder = false;
 	memset(t->deaths, 0, sizeof(t->deaths));
 	r = rf_users_resolve(t);
 	if (r < 0)
@@ -50,7 +48,7 @@ unmount:
 cgroup:
 	rf_cgroup_remove(t);
 fail:
-	t->state = RF_TENANT_FAILED;
+	rf_tenant_enter(t, RF_TENANT_FAILED);
 	if (!t->fail_reason[0])
 		snprintf(t->fail_reason, sizeof(t->fail_reason), "start-up failed: %s",
 			 t->conn.why[0] && r == -EOPNOTSUPP ? t->conn.why : strerror(-r));
@@ -59,14 +57,16 @@ fail:
 
 void rf_tenant_stop(struct rf_tenant *t)
 {
+	/* a failed tenant (the responder's too) stays failed, with its reason */
+	bool failed = rf_tenant_state_shown(t->state) == RF_TENANT_FAILED;
+
 	rf_upgrade_abandon(t, "the tenant was stopped");
 	rf_respawn_cancel(t);
 	rf_worker_stop(t);
 	rf_mount_detach(t);
 	rf_pool_destroy(t);
 	rf_cgroup_remove(t);
-	if (t->state != RF_TENANT_FAILED)
-		t->state = RF_TENANT_STOPPED;
+	rf_tenant_enter(t, failed ? RF_TENANT_FAILED : RF_TENANT_STOPPED);
 }
 
 void rf_tenant_check_alive(struct rf_broker *b)
@@ -152,7 +152,7 @@ void rf_tenant_give_up(struct rf_tenant *t)
 {
 	log_warnx("%s: aborting the connection and detaching %s", t->pol.name, t->pol.mountpoint);
 	rf_upgrade_abandon(t, "the tenant was given up");
-	t->state = RF_TENANT_FAILED;
+	rf_tenant_enter(t, RF_TENANT_FAILED);
 	rf_mount_abort(t);
 	rf_mount_detach(t);
 	rf_pool_destroy(t);

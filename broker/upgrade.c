@@ -41,13 +41,13 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 	struct stat st;
 	int fd;
 
-	if (t->upg != RF_UPG_NONE) {
+	if (rf_tenant_upgrading(t)) {
 		snprintf(why, len, "%s: an upgrade is under way", t->pol.name);
 		return -EBUSY;
 	}
-	if (t->state != RF_TENANT_RUNNING || t->responder || t->worker_pid <= 0) {
+	if (t->state != RF_TENANT_RUNNING || t->worker_pid <= 0) {
 		snprintf(why, len, "%s is not running (%s)", t->pol.name,
-			 rf_tenant_state_name(t->state));
+			 rf_tenant_state_name(rf_tenant_state_shown(t->state)));
 		return -EAGAIN;
 	}
 	if (t->pol.program[0]) {
@@ -91,10 +91,10 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 	snprintf(t->pol.plugin, sizeof(t->pol.plugin), "%s", probe.plugin);
 	t->upg_why[0] = '\0';
 	restored(t, &t->upg_nodes0, &t->upg_files0);
-	t->upg = RF_UPG_KILLED;
+	rf_tenant_enter(t, RF_TENANT_UPG_KILLED);
 	/* with host_restart, the plugin host alone makes way: the keeper and
 	 * its rings hold what comes meanwhile */
-	t->upg_host = t->pol.host_restart && t->host_state == RF_HOST_SERVING;
+	t->upg_host = t->pol.host_restart;
 	log_info("%s: upgrade: %s %d makes way for %s", t->pol.name,
 		 t->upg_host ? "the plugin host of worker" : "worker", (int)t->worker_pid, path);
 	if (t->upg_host && rf_msg_send(t->ipc_fd, RF_MSG_HOST_REPLACE, 0, NULL, 0, NULL, 0) == 0)
@@ -104,15 +104,16 @@ int rf_upgrade_start(struct rf_tenant *t, const char *plugin, char *why, size_t 
 	return 0;
 }
 
-/* the next generation, at once */
-static int next(struct rf_tenant *t)
+/* the next generation, at once, in the upgrade's state @s */
+static int next(struct rf_tenant *t, enum rf_tenant_state s)
 {
 	rf_respawn_cancel(t);
+	rf_tenant_enter(t, s);
+	t->upg_host = false; /* a whole worker from here */
 	t->generation++;
 	t->fail_reason[0] = '\0';
-	t->state = RF_TENANT_STARTING;
 	log_info("%s: starting worker generation %u (%s)", t->pol.name, t->generation,
-		 t->upg == RF_UPG_TRIAL ? "the upgrade" : "rolled back");
+		 s == RF_TENANT_UPG_TRIAL ? "the upgrade" : "rolled back");
 	return rf_worker_spawn(t);
 }
 
@@ -129,19 +130,22 @@ static void swap_back(struct rf_tenant *t)
 	snprintf(tried, sizeof(tried), "%s", t->pol.plugin);
 	snprintf(t->pol.plugin, sizeof(t->pol.plugin), "%s", t->upg_old);
 	snprintf(t->upg_old, sizeof(t->upg_old), "%s", tried);
-	t->upg = RF_UPG_ROLLBACK;
 }
 
 static void rollback(struct rf_tenant *t)
 {
 	swap_back(t);
-	if (next(t) < 0)
+	if (next(t, RF_TENANT_UPG_ROLLBACK) < 0) {
+		/* no worker, and none to come */
 		rf_upgrade_abandon(t, "the old plugin's worker could not be started");
+		t->b->events->lost(t);
+	}
 }
 
 static void host_rollback(struct rf_tenant *t)
 {
 	swap_back(t);
+	rf_tenant_enter(t, RF_TENANT_UPG_ROLLBACK);
 	if (rf_host_start(t, true) < 0) {
 		rf_upgrade_abandon(t, "the old plugin's host could not be started");
 		rf_worker_kill(t, "no plugin host could be started");
@@ -152,16 +156,16 @@ bool rf_upgrade_host_died(struct rf_tenant *t)
 {
 	if (!t->upg_host)
 		return false;
-	switch (t->upg) {
-	case RF_UPG_KILLED:
-		t->upg = RF_UPG_TRIAL;
+	switch (t->state) {
+	case RF_TENANT_UPG_KILLED:
+		rf_tenant_enter(t, RF_TENANT_UPG_TRIAL);
 		if (rf_host_start(t, true) < 0)
 			host_rollback(t);
 		return true;
-	case RF_UPG_TRIAL:
+	case RF_TENANT_UPG_TRIAL:
 		host_rollback(t);
 		return true;
-	case RF_UPG_ROLLBACK:
+	case RF_TENANT_UPG_ROLLBACK:
 		rf_upgrade_abandon(t, t->fail_reason[0]
 					      ? t->fail_reason
 					      : "the old plugin's host ended before serving");
@@ -173,16 +177,15 @@ bool rf_upgrade_host_died(struct rf_tenant *t)
 
 bool rf_upgrade_reaped(struct rf_tenant *t)
 {
-	switch (t->upg) {
-	case RF_UPG_KILLED:
-		t->upg = RF_UPG_TRIAL;
-		if (next(t) < 0)
+	switch (t->state) {
+	case RF_TENANT_UPG_KILLED:
+		if (next(t, RF_TENANT_UPG_TRIAL) < 0)
 			rollback(t);
 		return true;
-	case RF_UPG_TRIAL:
+	case RF_TENANT_UPG_TRIAL:
 		rollback(t);
 		return true;
-	case RF_UPG_ROLLBACK:
+	case RF_TENANT_UPG_ROLLBACK:
 		rf_upgrade_abandon(t, t->fail_reason[0]
 					      ? t->fail_reason
 					      : "the old plugin's worker ended before serving");
@@ -197,13 +200,15 @@ void rf_upgrade_ready(struct rf_tenant *t)
 	uint64_t nodes, files;
 	char msg[4096];
 
-	if (t->upg != RF_UPG_TRIAL && t->upg != RF_UPG_ROLLBACK)
+	enum rf_tenant_state s = t->state;
+
+	if (s != RF_TENANT_UPG_TRIAL && s != RF_TENANT_UPG_ROLLBACK)
 		return;
 	restored(t, &nodes, &files);
 	/* counters the workers wrote: shown, not trusted */
 	nodes = nodes >= t->upg_nodes0 ? nodes - t->upg_nodes0 : 0;
 	files = files >= t->upg_files0 ? files - t->upg_files0 : 0;
-	if (t->upg == RF_UPG_TRIAL)
+	if (s == RF_TENANT_UPG_TRIAL)
 		snprintf(msg, sizeof(msg),
 			 "%s upgraded to %.1000s (generation %u): %llu node ids and %llu open "
 			 "files restored\n",
@@ -216,7 +221,7 @@ void rf_upgrade_ready(struct rf_tenant *t)
 			 t->pol.name, t->upg_old, t->upg_why, t->pol.plugin, t->generation,
 			 (unsigned long long)nodes, (unsigned long long)files);
 	log_info("%s: %.*s", t->pol.name, (int)strcspn(msg, "\n"), msg);
-	t->upg = RF_UPG_NONE;
+	rf_tenant_enter(t, RF_TENANT_RUNNING);
 	t->b->answer(t->b, &t->upg_conn, msg);
 }
 
@@ -224,10 +229,14 @@ void rf_upgrade_abandon(struct rf_tenant *t, const char *why)
 {
 	char msg[2048];
 
-	if (t->upg == RF_UPG_NONE)
+	if (!rf_tenant_upgrading(t))
 		return;
 	snprintf(msg, sizeof(msg), "error: %s: upgrade abandoned: %.1500s\n", t->pol.name, why);
 	log_warnx("%.*s", (int)strcspn(msg, "\n"), msg);
-	t->upg = RF_UPG_NONE;
+	/* back to where its processes are: the old one serving, or a worker
+	 * or plugin host starting */
+	rf_tenant_enter(t, t->state == RF_TENANT_UPG_KILLED ? RF_TENANT_RUNNING
+			   : t->upg_host		    ? RF_TENANT_HOST_STARTING
+							    : RF_TENANT_STARTING);
 	t->b->answer(t->b, &t->upg_conn, msg);
 }

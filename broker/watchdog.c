@@ -32,8 +32,8 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 	uint64_t limit = (uint64_t)t->pol.request_timeout * 1000000000ULL;
 	uint32_t i;
 
-	if (!limit || t->pol.debug || !t->pool || t->state != RF_TENANT_RUNNING ||
-	    t->worker_pid <= 0)
+	if (!limit || t->pol.debug || !t->pool ||
+	    rf_tenant_state_shown(t->state) != RF_TENANT_RUNNING || t->worker_pid <= 0)
 		return;
 	for (i = 0; i < t->geom.nslots; i++) {
 		struct rf_slot_state *ss = rf_pool_slot_state(t->pool, &t->geom, i);
@@ -42,7 +42,7 @@ static void watchdog_tenant(struct rf_tenant *t, uint64_t now_ns)
 		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) != RF_SLOT_FETCHED ||
 		    ss->generation != t->generation || now_ns < since || now_ns - since <= limit)
 			continue;
-		if (t->host_killed) {
+		if (t->proc.host_killed) {
 			log_warnx("%s: watchdog: worker %d did not end its plugin host; killing it",
 				  t->pol.name, (int)t->worker_pid);
 			rf_worker_sigkill(t);
@@ -117,7 +117,7 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 			if (rf_host_end(t)) {
 				log_warnx("%s: %s; ending the plugin host of worker %d",
 					  t->pol.name, t->fail_reason, (int)t->worker_pid);
-				t->hb_host_ended = true;
+				t->proc.hb_host_ended = true;
 				t->hb_sent_seq = 0;
 				return;
 			}
@@ -126,7 +126,7 @@ static void heartbeat_tenant(struct rf_tenant *t, uint64_t now_ns)
 			rf_worker_sigkill(t);
 			return;
 		}
-		t->hb_host_ended = false;
+		t->proc.hb_host_ended = false;
 		/* answered: the next PING after half the timeout */
 		if (now_ns - t->hb_sent_ns < limit / 2)
 			return;

@@ -249,6 +249,8 @@ rf_stop() {
 	local rc=$?
 	BROKER_PID=""
 	[ $rc -eq 0 ] || rf_fail "broker exited with status $rc"
+	# a step between two states of a tenant that broker/state.c lacks
+	grep -F "broker bug" "$T/broker.log" | head -3 | grep . && rf_fail "the broker logged a bug of its own"
 	for mp in "${MOUNTS[@]}"; do
 		rf_is_mounted "$mp" && rf_fail "$mp still mounted after SIGTERM"
 	done

@@ -87,7 +87,7 @@ static void setup(void)
 	ta.watchdog_kills = 1;
 	ta.heartbeat_kills = 2;
 	ta.outside_kills = 4;
-	ta.sigkilled = true;
+	ta.proc.sigkilled = true;
 	ta.hb_seq = 99;
 	ta.hb_sent_seq = 98;
 	ta.hb_sent_ns = 18446744073709551000ULL;
@@ -99,12 +99,11 @@ static void setup(void)
 	memset(&tb, 0, sizeof(tb));
 	tb.pol = p->mounts[1];
 	tb.index = 3;
-	tb.state = RF_TENANT_FAILED;
+	tb.state = RF_TENANT_RESPONDING;
 	tb.fuse_fd = tb.pool_fd = tb.state_fd = -1;
 	/* given up: no pool, the geometry it had kept for its status */
 	ck_assert_int_eq(rf_pool_geom_init(&tb.geom, 2, 4, 8192, 0), 0);
 	tb.ipc_fd = 14; /* no event watches it: not handed over */
-	tb.responder = true;
 }
 
 static void teardown(void)
@@ -223,21 +222,19 @@ START_TEST(test_round_trip)
 		SAME(worker_start);
 		SAME(msgs_seen);
 		SAME(started);
-		SAME(stopping);
 		SAME(restarts);
 		SAME(crashes);
 		SAME(generation);
 		SAME(watchdog_kills);
 		SAME(heartbeat_kills);
 		SAME(outside_kills);
-		SAME(sigkilled);
+		SAME(proc.sigkilled);
 		SAME(hb_seq);
 		SAME(hb_sent_seq);
 		SAME(hb_sent_ns);
 		SAME(deaths);
 		SAME(log_dropped);
 		SAME(log_dropped_told);
-		SAME(responder);
 		/* the new image makes its own events, maps its own pools */
 		ck_assert_ptr_null(y->ipc_ev);
 		ck_assert_ptr_null(y->pool);
@@ -265,11 +262,56 @@ START_TEST(test_missing_field_is_zero)
 }
 END_TEST
 
+/* format 1, as the last build before format 2 wrote it: four states,
+ * the responder and a stopping tenant as flags */
+static char *format1(const char *text, const char *b_state)
+{
+	char *t1 = edited(text, "ringfence-broker-state 2", "ringfence-broker-state 1");
+	char *t2 = edited(t1, "\nstate 2\n", "\nstate 2\nstopping 0\nresponder 0\n");
+	char *t3 = edited(t2, "\nstate 4\n", b_state);
+
+	free(t1);
+	free(t2);
+	return t3;
+}
+
+START_TEST(test_format_1)
+{
+	char *text = written(), *t1, err[1024];
+	struct rf_handover h;
+
+	/* a failed tenant whose worker is the responder */
+	t1 = format1(text, "\nstate 3\nstopping 0\nresponder 1\n");
+	ck_assert_msg(parse(t1, &h, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(h.tenants[0].state, RF_TENANT_RUNNING);
+	ck_assert_int_eq(h.tenants[1].state, RF_TENANT_RESPONDING);
+	rf_handover_free(&h);
+	free(t1);
+	/* failed, and stopped */
+	t1 = format1(text, "\nstate 3\nstopping 1\nresponder 0\n");
+	ck_assert_msg(parse(t1, &h, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(h.tenants[1].state, RF_TENANT_FAILED);
+	rf_handover_free(&h);
+	free(t1);
+	/* a responder that is running, a state format 1 never had, a bad flag */
+	t1 = format1(text, "\nstate 2\nresponder 1\n");
+	refused(t1, "tenant b: the responder, state 2");
+	free(t1);
+	t1 = format1(text, "\nstate 4\n");
+	refused(t1, "tenant b: state 4 in format 1");
+	free(t1);
+	t1 = format1(text, "\nstate 3\nresponder 2\n");
+	refused(t1, "responder: bad value '2'");
+	free(t1);
+	free(text);
+}
+END_TEST
+
 static const struct {
 	const char *from, *to, *why;
 } bad[] = {
-	{ "ringfence-broker-state 1", "ringfence-broker-state 2", "format 2; this ringfenced" },
-	{ "ringfence-broker-state 1", "some-other-state 1", "not a ringfence broker state" },
+	{ "ringfence-broker-state 2", "ringfence-broker-state 3", "format 3; this ringfenced" },
+	{ "ringfence-broker-state 2", "some-other-state 2", "not a ringfence broker state" },
 	{ "bench 5\n", "bench 5\nshiny 1\n", "shiny: unknown field (written by a newer" },
 	{ "heartbeat_kills 2\n", "heartbeat_kills 2\nwarp 1\n", "warp: unknown field of tenant a" },
 	{ "ipc_version ", "ipc_version 9", "speak IPC version 9" },
@@ -280,7 +322,12 @@ static const struct {
 	{ "tenant b\n", "tenant a\n", "tenant a twice" },
 	{ "index 3\n", "index 0\n", "pool index 0 is a's too" },
 	{ "index 3\n", "index 5000\n", "pool index 5000" },
-	{ "state 2\n", "state 1\n", "state 1 cannot be handed over" },
+	{ "\nstate 2\n", "\nstate 1\n", "state 1 (starting) cannot be handed over" },
+	{ "\nstate 2\n", "\nstate 10\n", "state 10 (upgrade: old ends) cannot be handed over" },
+	{ "\nstate 2\n", "\nstate 99\n", "state 99 (?) cannot be handed over" },
+	/* format 1's flags are not format 2's */
+	{ "state 4\n", "state 4\nresponder 1\n", "responder: unknown field of tenant b" },
+	{ "\nstate 2\n", "\nstate 2\nstopping 0\n", "stopping: unknown field of tenant a" },
 	{ "geom.depth 8\n", "geom.depth 0\n", "no possible geometry" },
 	{ "geom.nqueues 2\n", "geom.nqueues 3\n", "no possible geometry" },
 	{ "conn.transport 1\n", "conn.transport 7\n", "transport 7" },
@@ -354,6 +401,7 @@ static Suite *handover_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_missing_field_is_zero);
+	tcase_add_test(tc, test_format_1);
 	tcase_add_loop_test(tc, test_refused, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_bad_policy);
