@@ -51,7 +51,7 @@ side_broker() {
 	SIDE=$!
 	EXTRA_PIDS+=($SIDE)
 	for t in "$@"; do
-		for i in $(seq 300); do
+		for i in $(rf_tries 300); do
 			"$CTL" -s "$sock" status "$t" 2>/dev/null | grep -q "state=failed .* worker=[1-9]" && break
 			sleep 0.1
 		done
@@ -96,7 +96,7 @@ transport = $TRANSPORT
 EOP
 start=$(date +%s)
 side_broker "$T/hang.policy" "$T/c4.sock" h1 h2
-[ $(($(date +%s) - start)) -le 20 ] || rf_fail "giving up took $(($(date +%s) - start)) s"
+[ $(($(date +%s) - start)) -le $((20 * RF_TIME_SCALE)) ] || rf_fail "giving up took $(($(date +%s) - start)) s"
 grep -q "h1: worker did not become ready within start_timeout = 1 s" "$T/hang.policy.log" ||
 	rf_fail "no start_timeout message"
 grep -q "h1: .*3 deaths within 60 s: answering EIO" "$T/hang.policy.log" || rf_fail "crash_limit = 3 ignored"
@@ -138,14 +138,14 @@ MOUNTS+=("$T/st.mnt")
 "$RINGFENCED" -f -c "$T/st.policy" >"$T/st.log" 2>&1 &
 st_broker=$!
 EXTRA_PIDS+=($st_broker)
-for _ in $(seq 100); do "$CTL" -s "$T/c5.sock" status st 2>/dev/null | grep -q state=running && break; sleep 0.1; done
+for _ in $(rf_tries 100); do "$CTL" -s "$T/c5.sock" status st 2>/dev/null | grep -q state=running && break; sleep 0.1; done
 start=$(date +%s)
 stat "$T/st.mnt/stuck" >/dev/null 2>&1 && rf_fail "the stuck lookup succeeded"
 took=$(($(date +%s) - start))
 [ $took -le 6 ] || rf_fail "the stuck request took $took s with request_timeout = 2"
 grep -q "st: watchdog: request [0-9]* (opcode 1) held for more than request_timeout = 2 s" "$T/st.log" ||
 	rf_fail "no watchdog: $(cat "$T/st.log")"
-for _ in $(seq 50); do "$CTL" -s "$T/c5.sock" status st | grep -q "state=running.*watchdog_kills=1" && break; sleep 0.1; done
+for _ in $(rf_tries 50); do "$CTL" -s "$T/c5.sock" status st | grep -q "state=running.*watchdog_kills=1" && break; sleep 0.1; done
 "$CTL" -s "$T/c5.sock" status st | grep -q "state=running.*generation=1 .*watchdog_kills=1" ||
 	rf_fail "not replaced: $("$CTL" -s "$T/c5.sock" status st)"
 stat "$T/st.mnt" >/dev/null || rf_fail "the mount does not serve after the watchdog"
@@ -170,17 +170,17 @@ sleep 0.5
 W=$(rf_worker pt)
 kill -KILL "$W"
 # "running" until the broker reaps the dead one: wait for its successor
-for _ in $(seq 100); do
+for _ in $(rf_tries 100); do
 	[ "$(rf_field pt generation)" = 1 ] && [ "$(rf_field pt state)" = running ] && break
 	sleep 0.1
 done
 [ "$(rf_worker pt)" != "$W" ] && [ "$(rf_worker pt)" != 0 ] || rf_fail "no new worker"
 [ "$(rf_field pt crashes)" = 1 ] && [ "$(rf_field pt generation)" = 1 ] ||
 	rf_fail "crashes/generation: $(rf_status pt)"
-for i in $(seq 300); do kill -0 "$reader" 2>/dev/null || break; sleep 0.1; done
+for i in $(rf_tries 300); do kill -0 "$reader" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$reader" 2>/dev/null; then
 	kill -KILL "$reader"
-	rf_fail "a client still waits 30 s after the worker was replaced"
+	rf_fail "a client still waits $((30 * RF_TIME_SCALE)) s after the worker was replaced"
 fi
 wait "$reader"
 [ "$(grep -c ok "$T/reads")" -ge 20 ] || rf_fail "reads after recovery fail: $(sort "$T/reads" | uniq -c)"
