@@ -242,6 +242,12 @@ bool rf_adopt_done(struct rf_req *req, int res)
 	return false; /* the entry ended: as for any */
 }
 
+/* What of a slot's header the EIO answer covers, as the dead worker left it. */
+struct saved_header {
+	char oh[sizeof(struct fuse_out_header)];
+	struct fuse_uring_ent_in_out eio;
+};
+
 /*
  * Requests no worker received. The kernel gives a request to an idle entry
  * and finishes the hand-over in the task that owns the entry's ring; if that
@@ -273,12 +279,6 @@ bool rf_adopt_done(struct rf_req *req, int res)
  * before it compares the answer's id, which only an answer without an
  * error must carry (docs/kernel-facts.md).
  */
-/* What of a slot's header the EIO answer covers, as the dead worker left it. */
-struct saved_header {
-	char oh[sizeof(struct fuse_out_header)];
-	struct fuse_uring_ent_in_out eio;
-};
-
 static void arm_candidates(struct rf_queue *q, uint64_t id, struct saved_header *sv)
 {
 	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EIO, .unique = id };
