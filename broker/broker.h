@@ -524,7 +524,8 @@ void rf_upgrade_abandon(struct rf_tenant *t, const char *why);
  * status shows for it; whether @from may step to @to; the step (a step
  * the table does not allow is logged as the broker's bug, and taken);
  * whether the tenant is ending (no successor: stopping, stopped, failed),
- * upgrading (RF_TENANT_UPG_*), or settled (none of its processes between
+ * upgrading (RF_TENANT_UPG_*), served by the EIO responder (starting or
+ * serving), or settled (none of its processes between
  * two states: a broker may hand it over). */
 const char *rf_tenant_state_name(enum rf_tenant_state s);
 enum rf_tenant_state rf_tenant_state_shown(enum rf_tenant_state s);
@@ -532,6 +533,7 @@ bool rf_tenant_state_may(enum rf_tenant_state from, enum rf_tenant_state to);
 void rf_tenant_enter(struct rf_tenant *t, enum rf_tenant_state s);
 bool rf_tenant_ending(const struct rf_tenant *t);
 bool rf_tenant_upgrading(const struct rf_tenant *t);
+bool rf_tenant_responder(const struct rf_tenant *t);
 bool rf_tenant_settled(enum rf_tenant_state s);
 
 #endif /* RINGFENCE_BROKER_H */

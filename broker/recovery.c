@@ -68,7 +68,7 @@ bool rf_recovery_plan(struct rf_tenant *t, bool conn_gone)
 		log_warnx("%s: %s; nothing to recover", t->pol.name, t->fail_reason);
 		return false;
 	}
-	if (t->state == RF_TENANT_RESPONDER_STARTING || t->state == RF_TENANT_RESPONDING) {
+	if (rf_tenant_responder(t)) {
 		log_warnx("%s: the EIO responder died; giving the tenant up", t->pol.name);
 		return false;
 	}

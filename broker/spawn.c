@@ -929,8 +929,7 @@ static void host_died(struct rf_tenant *t, const struct rf_msg_host_died *d)
 	char how[192];
 	bool outside;
 
-	if (!t->pol.host_restart || t->state == RF_TENANT_RESPONDER_STARTING ||
-	    t->state == RF_TENANT_RESPONDING || t->state == RF_TENANT_HOST_DUE ||
+	if (!t->pol.host_restart || rf_tenant_responder(t) || t->state == RF_TENANT_HOST_DUE ||
 	    (!host_starting(t) && !(t->msgs_seen & RF_MSG_BIT(RF_MSG_READY)))) {
 		rf_worker_kill(t, "HOST_DIED where no plugin host can have died");
 		return;

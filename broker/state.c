@@ -99,6 +99,11 @@ bool rf_tenant_upgrading(const struct rf_tenant *t)
 	       t->state == RF_TENANT_UPG_ROLLBACK;
 }
 
+bool rf_tenant_responder(const struct rf_tenant *t)
+{
+	return t->state == RF_TENANT_RESPONDER_STARTING || t->state == RF_TENANT_RESPONDING;
+}
+
 bool rf_tenant_settled(enum rf_tenant_state s)
 {
 	return s == RF_TENANT_STOPPED || s == RF_TENANT_RUNNING || s == RF_TENANT_RESPONDING ||

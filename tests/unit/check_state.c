@@ -176,7 +176,7 @@ START_TEST(test_shown_and_settled)
 END_TEST
 
 /* ending: no successor comes (a death is no crash); upgrading: the three
- * phases of ringfencectl upgrade */
+ * phases of ringfencectl upgrade; responder: the EIO responder's worker */
 START_TEST(test_ending_upgrading)
 {
 	struct rf_tenant t;
@@ -191,6 +191,8 @@ START_TEST(test_ending_upgrading)
 		ck_assert_int_eq(rf_tenant_upgrading(&t), s == RF_TENANT_UPG_KILLED ||
 								  s == RF_TENANT_UPG_TRIAL ||
 								  s == RF_TENANT_UPG_ROLLBACK);
+		ck_assert_int_eq(rf_tenant_responder(&t),
+				 s == RF_TENANT_RESPONDER_STARTING || s == RF_TENANT_RESPONDING);
 		/* an upgrade ends only in READY or abandoned: never straight
 		 * to an end of the tenant's */
 		if (rf_tenant_upgrading(&t)) {
