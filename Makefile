@@ -418,17 +418,21 @@ bench-vm: deps
 	sed -n '/^bench-vm: begin$$/,/^bench-vm: end$$/{/^bench-vm: /d;p}' $(BUILD)/bench-vm.log \
 		>bench/results/vm-latest.md; echo "bench-vm: bench/results/vm-latest.md"
 
+# what check and demo build, a job per CPU unless make was given -j (which
+# MAKEFLAGS shows in a recipe's environment, not while parsing)
+JOBS = $$(case " $$MAKEFLAGS " in *" -j"*) ;; *) echo -j$$(nproc) ;; esac)
+
 check: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory check-man
-	$(Q)$(MAKE) --no-print-directory check-unit
-	$(Q)$(MAKE) --no-print-directory check-san
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all
+	$(Q)$(MAKE) --no-print-directory $(JOBS) check-man
+	$(Q)$(MAKE) --no-print-directory $(JOBS) check-unit
+	$(Q)$(MAKE) --no-print-directory $(JOBS) check-san
 	$(Q)$(MAKE) --no-print-directory check-integration
 	$(Q)$(MAKE) --no-print-directory check-deb
 	$(Q)$(MAKE) --no-print-directory check-vm
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all
 	@./tools/demo.sh
 
 # the libfuse peer is built from Debian's fuse3 source (tools/libfuse-peer.sh);

@@ -7,6 +7,9 @@
 rf_setup
 P=$T/prefix
 MAKEVARS=(BUILD="$T/build" PREFIX="$P" sysconfdir="$T/etc")
+# make in the tree, a job per CPU (not the jobserver of a make this test
+# may run under, whose descriptors it does not have)
+mk() { MAKEFLAGS= make -s -j"$(nproc)" -C "$ROOT" "$@"; }
 
 installed() { # DIR: every file and symlink under DIR, relative, sorted
 	(cd "$1" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
@@ -32,7 +35,7 @@ expected() { # the layout make install gives under PREFIX=$1 (sysconfdir apart)
 }
 
 rf_log "make install PREFIX=... sysconfdir=...: the layout"
-make -s -C "$ROOT" "${MAKEVARS[@]}" install >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; rf_fail "make install"; }
+mk "${MAKEVARS[@]}" install >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; rf_fail "make install"; }
 diff <(expected) <(installed "$P") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
 [ "$(installed "$T/etc" | tr '\n' ' ')" = "ringfence/program.policy ringfence/seccomp.policy ringfence/worker.policy " ] ||
 	rf_fail "in sysconfdir: $(installed "$T/etc")"
@@ -102,12 +105,12 @@ out=$("$P/sbin/ringfenced" --check "$T/etc/ringfence/ringfence.policy" 2>&1) &&
 echo "$out" | grep -q "^$T/etc/ringfence/seccomp.policy:" || rf_fail "--check said: $out"
 
 rf_log "make uninstall: nothing left but the administrator's policy"
-make -s -C "$ROOT" "${MAKEVARS[@]}" uninstall >"$T/uninstall.log" 2>&1 || { cat "$T/uninstall.log" >&2; rf_fail "make uninstall"; }
+mk "${MAKEVARS[@]}" uninstall >"$T/uninstall.log" 2>&1 || { cat "$T/uninstall.log" >&2; rf_fail "make uninstall"; }
 [ -z "$(installed "$P")" ] || rf_fail "left after uninstall: $(installed "$P")"
 [ "$(installed "$T/etc")" = ringfence/ringfence.policy ] || rf_fail "in sysconfdir: $(installed "$T/etc")"
 
 rf_log "make install DESTDIR=... PREFIX=/usr sysconfdir=/etc: the paths built in are the final ones"
-make -s -C "$ROOT" BUILD="$T/build" DESTDIR="$T/dest" PREFIX=/usr sysconfdir=/etc install >"$T/install.log" 2>&1 ||
+mk BUILD="$T/build" DESTDIR="$T/dest" PREFIX=/usr sysconfdir=/etc install >"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log" >&2; rf_fail "make install DESTDIR"; }
 diff <(expected) <(installed "$T/dest/usr") >"$T/diff" || { cat "$T/diff" >&2; rf_fail "installed files differ"; }
 [ "$(installed "$T/dest/etc" | tr '\n' ' ')" = "ringfence/program.policy ringfence/seccomp.policy ringfence/worker.policy " ] ||
