@@ -9,7 +9,7 @@ P=$T/prefix
 MAKEVARS=(BUILD="$T/build" PREFIX="$P" sysconfdir="$T/etc")
 # make in the tree, a job per CPU (not the jobserver of a make this test
 # may run under, whose descriptors it does not have)
-mk() { MAKEFLAGS= make -s -j"$(nproc)" -C "$ROOT" "$@"; }
+mk() { MAKEFLAGS='' make -s -j"$(nproc)" -C "$ROOT" "$@"; }
 
 installed() { # DIR: every file and symlink under DIR, relative, sorted
 	(cd "$1" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
