@@ -257,14 +257,17 @@ rf_stop() {
 	return 0
 }
 
-# rf_wait_state TENANT STATE: up to 10 s (times RF_TIME_SCALE)
+# rf_wait_state TENANT STATE: up to 10 s (times RF_TIME_SCALE). A failure
+# names the last state it read, not a later one: a tenant whose state
+# keeps changing may be in STATE again by then.
 rf_wait_state() {
-	local i
+	local i s=""
 	for i in $(rf_tries 100); do
-		[ "$(rf_field "$1" state 2>/dev/null)" = "$2" ] && return 0
+		s=$(rf_field "$1" state 2>/dev/null)
+		[ "$s" = "$2" ] && return 0
 		sleep 0.1
 	done
-	rf_fail "tenant $1 is '$(rf_field "$1" state 2>/dev/null)', not '$2', after $((10 * RF_TIME_SCALE)) s"
+	rf_fail "tenant $1 is '$s', not '$2', after $((10 * RF_TIME_SCALE)) s"
 }
 
 # Worker PID of tenant $1.

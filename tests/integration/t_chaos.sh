@@ -105,16 +105,9 @@ rf_log "  $crashes deaths: $pool faults on the pool, $ipc for IPC, $gaveup gave 
 grep -q "ch: worker: chaos: seed [0-9]*" "$T/broker.log" || rf_fail "no seed in the log"
 [ "$(cat /proc/sys/kernel/tainted)" = "$taint0" ] ||
 	rf_fail "the kernel was tainted: $taint0 -> $(cat /proc/sys/kernel/tainted)"
-# Idle, its plugin hosts still die now and then (the chaos thread needs no
-# request): the tenant must be seen running once within 10 s, not
-# given up, and the state read once, as a second reading may differ.
-state=""
-for _ in $(seq 100); do
-	state=$(rf_field ch state)
-	[ "$state" = running ] && break
-	sleep 0.1
-done
-[ "$state" = running ] || rf_fail "the chaos tenant was never seen running in the 10 s after the chaos (last: $state)"
+# idle, its plugin hosts still die now and then (the chaos thread needs no
+# request): seen running once within 10 s, the tenant was not given up
+rf_wait_state ch running
 rf_stop
 # stopped, the tenant ends every call still waiting with an error
 for pid in "${EXTRA_PIDS[@]}"; do
