@@ -55,16 +55,16 @@ for tr in $TRANSPORTS; do
 	else
 		host_uring N
 	fi
+	repeat=""
+	[ "$tr" != "$first" ] && repeat=1
 	for t in $TESTS; do
-		if [ "$tr" != "$first" ] && [[ " $TESTS_ONCE " == *" $t "* ]]; then
+		if [ -n "$repeat" ] && [[ " $TESTS_ONCE " == *" $t "* ]]; then
 			echo "== $t: independent of the transport, run in the $first pass"
 			continue
 		fi
 		start=$(date +%s)
 		echo "== $t ($tr)"
 		: >"$RF_FAIL_NOTE"
-		repeat=""
-		[ "$tr" != "$first" ] && repeat=1
 		RF_REPEAT_PASS=$repeat TRANSPORT=$tr timeout -k 10 "$LIMIT" bash "$ROOT/tests/integration/$t.sh"
 		rc=$?
 		secs=$(($(date +%s) - start))
